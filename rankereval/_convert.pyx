@@ -1,0 +1,340 @@
+"""Typed kernels of the data layer: validation and conversion in one pass.
+
+Validation, messages and dtype decisions live in ``data.py``; this module only loops.
+Each function returns per-row flags or counts instead of raising inside ``nogil`` code, and
+the caller turns them into an error message that names the offending row.
+"""
+from cython.parallel cimport parallel, prange
+from libc.math cimport isfinite
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+from rankereval._openmp cimport rankereval_omp_max_threads, rankereval_have_openmp
+from rankereval._typedefs cimport float64_t, in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
+
+import numpy as np
+
+
+def openmp_max_threads():
+    """Threads an OpenMP region would use now (OMP_NUM_THREADS, threadpoolctl limits); 1 without OpenMP."""
+    return rankereval_omp_max_threads()
+
+
+def have_openmp():
+    return bool(rankereval_have_openmp())
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    struct re_pair { double s; long long i; };
+    /* descending score, ties broken by the lower item id: a strict total order, so the
+       result of the selection below is unique and does not depend on the algorithm */
+    static inline bool re_pair_before(const re_pair& a, const re_pair& b) {
+        return a.s > b.s || (a.s == b.s && a.i < b.i);
+    }
+    /* order the m best of a[0:n] at the front, sorted: O(n + m log m) by selection, so
+       a top-100 of a 50k-item row never sorts the row */
+    static inline void re_top_pairs(re_pair* a, Py_ssize_t m, Py_ssize_t n) {
+        if (m <= 0) return;
+        if (m < n) std::nth_element(a, a + m - 1, a + n, re_pair_before);
+        std::sort(a, a + (m < n ? m : n), re_pair_before);
+    }
+    """
+    struct re_pair:
+        double s
+        long long i
+    void re_top_pairs(re_pair* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
+
+
+# Duplicate ids in a row are found in linear time. A marker array indexed by id, stamped with
+# the row number, is the fastest (one random write per id) when ids are small; when ids are
+# huge (e.g. hashed ids near 2**62) an open-addressing hash table sized to the row is used.
+
+cdef inline Py_ssize_t _first_dup(const rank_t* row, Py_ssize_t n, int32_t* marker, int32_t stamp,
+                                  int64_t* table, int tbits) noexcept nogil:
+    """Index of the first repeated id in row[0:n], or -1."""
+    cdef Py_ssize_t j
+    cdef int64_t v
+    cdef uint64_t h, mask
+    if n < 2:
+        return -1
+    if marker != NULL:
+        for j in range(n):
+            v = row[j]
+            if marker[v] == stamp:
+                return j
+            marker[v] = stamp
+        return -1
+    mask = (<uint64_t> 1 << tbits) - 1
+    memset(table, 0xff, (mask + 1) * sizeof(int64_t))  # every slot -1 (ids are >= 0)
+    for j in range(n):
+        v = row[j]
+        h = (<uint64_t> v * <uint64_t> 0x9E3779B97F4A7C15ULL) >> (64 - tbits)
+        while table[h] != -1:
+            if table[h] == v:
+                return j
+            h = (h + 1) & mask
+        table[h] = v
+    return -1
+
+
+cdef inline int _table_bits(Py_ssize_t max_row_len) noexcept nogil:
+    cdef int bits = 1
+    while (<Py_ssize_t> 1 << bits) < 2 * max_row_len:
+        bits += 1
+    return bits
+
+
+def use_marker(int64_t max_id, Py_ssize_t total):
+    """Whether a marker array of max_id + 1 int32 per thread is cheaper than hashing."""
+    return max_id < (1 << 26) and max_id <= 8 * total + (1 << 20)
+
+
+def minmax_2d(const in_id_t[:, :] a, int n_threads):
+    """(min, max) of a 2-D integer array of any strides."""
+    cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
+    cdef int64_t lo = 0, hi = 0
+    cdef int64_t[::1] row_lo = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] row_hi = np.empty(n, dtype=np.int64)
+    cdef int64_t v, a_lo, a_hi
+    if n == 0 or m == 0:
+        return 0, -1
+    for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+        a_lo = a[i, 0]
+        a_hi = a_lo
+        for j in range(1, m):
+            v = a[i, j]
+            if v < a_lo:
+                a_lo = v
+            if v > a_hi:
+                a_hi = v
+        row_lo[i] = a_lo
+        row_hi[i] = a_hi
+    return int(np.min(row_lo)), int(np.max(row_hi))
+
+
+def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id, int n_threads):
+    """Copy ``a`` (any strides) into ``out`` and flag rows holding a repeated id.
+
+    Returns an int8 array, 1 where a row has a duplicate. Ids must be known to lie in
+    [0, max_id] (checked by the caller with ``minmax_2d``).
+    """
+    cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
+    cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
+    cdef bint marker_mode = use_marker(max_id, n * m)
+    cdef int tbits = _table_bits(m)
+    cdef int32_t* marker
+    cdef int64_t* table
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    with nogil, parallel(num_threads=n_threads):
+        marker = NULL
+        table = NULL
+        if marker_mode:
+            marker = <int32_t*> calloc(max_id + 1, sizeof(int32_t))
+        else:
+            table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
+        if marker == NULL and table == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='static'):
+                for j in range(m):
+                    out[i, j] = <rank_t> a[i, j]
+                if m > 1 and _first_dup(&out[i, 0], m, marker, <int32_t> (i + 1), table, tbits) >= 0:
+                    bad[i] = 1
+        free(marker)
+        free(table)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space to check for duplicate ids")
+    return np.asarray(bad)
+
+
+def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t max_id, int n_threads):
+    """Flag rows of a ragged (CSR-like) id structure that hold a repeated id.
+
+    Returns (bad, is_sorted): an int8 array with 1 per offending row, and whether every row
+    is strictly increasing already (then no sort is needed to build canonical CSR).
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, start, end, max_len = 0
+    cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
+    cdef int8_t[::1] unsorted = np.zeros(n, dtype=np.int8)
+    cdef bint marker_mode
+    cdef int tbits
+    cdef int32_t* marker
+    cdef int64_t* table
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    for i in range(n):
+        if indptr[i + 1] - indptr[i] > max_len:
+            max_len = indptr[i + 1] - indptr[i]
+    if indptr[n] > ids.shape[0]:
+        raise ValueError("indptr does not match the ids")
+    marker_mode = use_marker(max_id, ids.shape[0])
+    tbits = _table_bits(max_len)
+    with nogil, parallel(num_threads=n_threads):
+        marker = NULL
+        table = NULL
+        if marker_mode:
+            marker = <int32_t*> calloc(max_id + 1, sizeof(int32_t))
+        else:
+            table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
+        if marker == NULL and table == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='static'):
+                start = indptr[i]
+                end = indptr[i + 1]
+                for j in range(start + 1, end):
+                    if ids[j] <= ids[j - 1]:
+                        unsorted[i] = 1
+                        break
+                if unsorted[i] and end - start > 1:
+                    # a strictly increasing row cannot hold a duplicate: only check the others
+                    if _first_dup(&ids[start], end - start, marker, <int32_t> (i + 1), table, tbits) >= 0:
+                        bad[i] = 1
+        free(marker)
+        free(table)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space to check for duplicate ids")
+    return np.asarray(bad), not np.any(unsorted)
+
+
+cdef inline bint _contains(const int64_t* a, Py_ssize_t n, int64_t v) noexcept nogil:
+    """Binary search for v in the sorted a[0:n]."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < n and a[lo] == v
+
+
+def filter_rankings(const rank_t[:, ::1] ranks, const int64_t[::1] lengths,
+                    const int64_t[::1] f_indptr, const int64_t[::1] f_ids, bint broadcast, bint keep,
+                    rank_t[:, ::1] out, int64_t[::1] out_len, int n_threads):
+    """Keep (``keep``) or drop (not ``keep``) the items of each ranking listed in a filter row.
+
+    The filter is a CSR structure with sorted rows; ``broadcast`` means its single row serves
+    every ranking. ``out`` must be pre-filled with -1; order within a ranking is preserved.
+    """
+    cdef Py_ssize_t n = ranks.shape[0], i, j, f_row, f_start, f_n, c
+    cdef bint found
+    cdef const int64_t* fi = &f_ids[0]  # never empty: the caller pads ids with one sentinel
+    for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+        f_row = 0 if broadcast else i
+        f_start = f_indptr[f_row]
+        f_n = f_indptr[f_row + 1] - f_start
+        c = 0
+        for j in range(lengths[i]):
+            found = _contains(fi + f_start, f_n, ranks[i, j])
+            if found == keep:
+                out[i, c] = ranks[i, j]
+                c = c + 1
+        out_len[i] = c
+
+
+cdef inline bint _allowed(int64_t item, Py_ssize_t row, const int64_t* v_indptr, const int64_t* v_ids,
+                          int v_mode, const int64_t* x_indptr, const int64_t* x_ids,
+                          int x_mode) noexcept nogil:
+    """Whether item passes the valid (mode 1: per row, 2: one row for all) and invalid filters."""
+    cdef Py_ssize_t r
+    if v_mode:
+        r = 0 if v_mode == 2 else row
+        if not _contains(v_ids + v_indptr[r], v_indptr[r + 1] - v_indptr[r], item):
+            return False
+    if x_mode:
+        r = 0 if x_mode == 2 else row
+        if _contains(x_ids + x_indptr[r], x_indptr[r + 1] - x_indptr[r], item):
+            return False
+    return True
+
+
+def rank_dense_scores(const score_t[:, :] s, Py_ssize_t k,
+                      const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
+                      const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
+                      rank_t[:, ::1] out, int64_t[::1] out_len, int64_t[::1] n_invalid, int n_threads):
+    """Rank the columns of each row of ``s`` by descending score (ties: lower column first).
+
+    Non-finite scores are skipped and counted in ``n_invalid``. Only the top ``k`` are kept,
+    selected without sorting the whole row. ``out`` must have at least min(k, n_items) columns.
+    """
+    cdef Py_ssize_t n = s.shape[0], m = s.shape[1], i, j, c, p, top
+    cdef double x
+    cdef re_pair* buf
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    # filter arrays are never empty (the caller pads ids with one sentinel)
+    cdef const int64_t* vp = &v_indptr[0]
+    cdef const int64_t* vi = &v_ids[0]
+    cdef const int64_t* xp = &x_indptr[0]
+    cdef const int64_t* xi = &x_ids[0]
+    with nogil, parallel(num_threads=n_threads):
+        buf = <re_pair*> malloc((m + 1) * sizeof(re_pair))
+        if buf == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='static'):
+                c = 0
+                n_invalid[i] = 0
+                for j in range(m):
+                    x = s[i, j]
+                    if not isfinite(x):
+                        n_invalid[i] += 1
+                        continue
+                    if (v_mode or x_mode) and not _allowed(j, i, vp, vi, v_mode, xp, xi, x_mode):
+                        continue
+                    buf[c].s = x
+                    buf[c].i = j
+                    c = c + 1
+                top = k if k < c else c
+                re_top_pairs(buf, top, c)
+                for p in range(top):
+                    out[i, p] = <rank_t> buf[p].i
+                out_len[i] = top
+            free(buf)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space to rank scores")
+
+
+def rank_csr_scores(const int64_t[::1] indptr, const int64_t[::1] ids, const float64_t[::1] data, Py_ssize_t k,
+                    const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
+                    const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
+                    rank_t[:, ::1] out, int64_t[::1] out_len, int64_t[::1] n_invalid, int n_threads):
+    """As ``rank_dense_scores`` for sparse/ragged scores: the stored entries are the candidates."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, c, p, top, max_len = 0
+    cdef double x
+    cdef re_pair* buf
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    # filter arrays are never empty (the caller pads ids with one sentinel)
+    cdef const int64_t* vp = &v_indptr[0]
+    cdef const int64_t* vi = &v_ids[0]
+    cdef const int64_t* xp = &x_indptr[0]
+    cdef const int64_t* xi = &x_ids[0]
+    for i in range(n):
+        if indptr[i + 1] - indptr[i] > max_len:
+            max_len = indptr[i + 1] - indptr[i]
+    with nogil, parallel(num_threads=n_threads):
+        buf = <re_pair*> malloc((max_len + 1) * sizeof(re_pair))
+        if buf == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='static'):
+                c = 0
+                n_invalid[i] = 0
+                for j in range(indptr[i], indptr[i + 1]):
+                    x = data[j]
+                    if not isfinite(x):
+                        n_invalid[i] += 1
+                        continue
+                    if (v_mode or x_mode) and not _allowed(ids[j], i, vp, vi, v_mode, xp, xi, x_mode):
+                        continue
+                    buf[c].s = x
+                    buf[c].i = ids[j]
+                    c = c + 1
+                top = k if k < c else c
+                re_top_pairs(buf, top, c)
+                for p in range(top):
+                    out[i, p] = <rank_t> buf[p].i
+                out_len[i] = top
+            free(buf)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space to rank scores")

@@ -1,0 +1,831 @@
+"""Ground-truth labels and rankings: validated once, stored in the layout the kernels read.
+
+* :class:`BinaryLabels` and :class:`NumericLabels` hold one label row per query/user as a
+  CSR structure (sorted item ids, no explicit zeros). Items that are not stored are not
+  relevant (label 0).
+* :class:`Rankings` holds one ranking per query/user as a padded integer array of shape
+  ``(n_rankings, max_length)`` (pad value ``-1``) plus the length of each row.
+
+Item ids are non-negative integers. They are stored as ``int32`` while every id fits and as
+``int64`` once an id reaches ``2**31``.
+"""
+from itertools import chain
+from numbers import Integral
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from rankereval import _convert
+
+__all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "Rankings"]
+
+_INT32_MAX = np.iinfo(np.int32).max
+_INT64_MAX = np.iinfo(np.int64).max
+# below this many array elements a kernel runs on one thread: starting a team costs more
+_PARALLEL_MIN_WORK = 50_000
+
+
+class InvalidValuesWarning(UserWarning):
+    """Warns about input that is valid but probably not what was meant.
+
+    Raised for empty rankings and for non-finite scores dropped by
+    :meth:`Rankings.from_scores`.
+    """
+
+
+def _n_threads(work):
+    """Threads for a kernel over ``work`` elements (OpenMP/threadpoolctl limits respected)."""
+    if work < _PARALLEL_MIN_WORK:
+        return 1
+    return max(1, _convert.openmp_max_threads())
+
+
+def _readonly(a):
+    a.flags.writeable = False
+    return a
+
+
+def _id_dtype(max_id):
+    return np.int32 if max_id <= _INT32_MAX else np.int64
+
+
+# ----------------------------------------------------------------------------------------
+# turning user input into a ragged structure (indptr, flat ids)
+# ----------------------------------------------------------------------------------------
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple, np.ndarray))
+
+
+def _reject_masked(x, name):
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(
+            f"{name}: masked arrays are not supported; drop the masked entries "
+            "(e.g. with a list per row) instead of masking them"
+        )
+
+
+def _row_of(indptr, pos):
+    return int(np.searchsorted(indptr, pos, side="right") - 1)
+
+
+def _check_int_ids(flat, indptr, name):
+    """Return ``flat`` as an int32/int64 array of non-negative ids or raise ValueError."""
+    kind = flat.dtype.kind
+    if kind in "iu":
+        if kind == "u" and flat.size and flat.dtype.itemsize == 8 and flat.max() > _INT64_MAX:
+            pos = int(np.argmax(flat > _INT64_MAX))
+            raise ValueError(
+                f"{name}: item id {flat[pos]} in row {_row_of(indptr, pos)} is too large "
+                f"(item ids must be below 2**63)"
+            )
+        if flat.dtype not in (np.int32, np.int64) or not flat.dtype.isnative:
+            flat = flat.astype(np.int64)
+    elif kind == "O":
+        # e.g. [1, None], [1, 'a'], or Python ints beyond int64
+        for pos, v in enumerate(flat):
+            if not isinstance(v, Integral) or isinstance(v, (bool, np.bool_)):
+                raise ValueError(
+                    f"{name}: item ids must be integers, got {v!r} in row {_row_of(indptr, pos)}"
+                )
+            if v < 0 or v > _INT64_MAX:
+                raise ValueError(
+                    f"{name}: item id {v} in row {_row_of(indptr, pos)} is out of range "
+                    "(item ids must be non-negative and below 2**63)"
+                )
+        flat = flat.astype(np.int64)
+    else:
+        if flat.size == 0:
+            return flat.astype(np.int32)
+        if kind == "f":
+            bad = ~np.isfinite(flat) | (flat != np.round(flat))
+            pos = int(np.argmax(bad)) if bad.any() else 0
+            raise ValueError(
+                f"{name}: item ids must be integers, got {flat.dtype} values (e.g. {flat[pos].item()!r} "
+                f"in row {_row_of(indptr, pos)}); convert integral values with .astype(int)"
+            )
+        if kind == "b":
+            raise ValueError(f"{name}: item ids must be integers, got booleans")
+        raise ValueError(
+            f"{name}: item ids must be integers, got values of dtype {flat.dtype} "
+            f"(e.g. {flat[0].item()!r} in row 0)"
+        )
+    if flat.size:
+        lo = flat.min()
+        if lo < 0:
+            pos = int(np.argmax(flat < 0))
+            raise ValueError(
+                f"{name}: item ids must be non-negative, got {flat[pos]} in row {_row_of(indptr, pos)}"
+            )
+    return flat
+
+
+def _ragged_ids(x, name):
+    """Parse per-row id lists into (indptr int64, flat int32/int64 ids).
+
+    Accepts a flat 1-D list/array (one row), a list of lists/arrays (ragged), or a 2-D array.
+    """
+    _reject_masked(x, name)
+    if isinstance(x, np.ndarray):
+        if x.ndim == 0:
+            raise ValueError(f"{name}: expected one or two dimensions, got a 0-d array")
+        if x.ndim > 2:
+            raise ValueError(f"{name}: expected at most two dimensions, got an array of shape {x.shape}")
+        if x.ndim == 1:
+            x = x[None, :]
+        n, m = x.shape
+        indptr = np.arange(0, (n + 1) * m, m, dtype=np.int64) if m else np.zeros(n + 1, dtype=np.int64)
+        return indptr, _check_int_ids(np.ascontiguousarray(x).reshape(-1), indptr, name)
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"{name}: expected a list of id lists, a NumPy array or a SciPy sparse matrix, "
+            f"got {type(x).__name__}"
+        )
+    if len(x) == 0 or not any(_is_sequence(r) for r in x):
+        rows = [x]  # a flat list is one row
+    elif all(_is_sequence(r) for r in x):
+        rows = x
+    else:
+        raise ValueError(f"{name}: mixes id lists and single ids; give a list of lists (one per row)")
+    for r in rows:
+        _reject_masked(r, name)
+        if isinstance(r, np.ndarray) and r.ndim != 1:
+            raise ValueError(f"{name}: each row must be one-dimensional, got a row of shape {r.shape}")
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    if rows and all(isinstance(r, np.ndarray) for r in rows):
+        flat = np.concatenate(rows) if indptr[-1] else np.zeros(0, dtype=np.int64)
+    else:
+        flat = list(chain.from_iterable(rows))
+        if any(_is_sequence(v) for v in flat):
+            raise ValueError(f"{name}: expected at most two dimensions (rows of ids), got deeper nesting")
+        try:
+            flat = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
+        except (ValueError, TypeError, OverflowError):
+            flat = np.asarray(flat, dtype=object)
+        if flat.ndim != 1:
+            flat = np.asarray(list(chain.from_iterable(rows)), dtype=object)
+    return indptr, _check_int_ids(flat, indptr, name)
+
+
+def _raise_duplicates(bad, indptr, flat, name):
+    rows = np.flatnonzero(bad)
+    if rows.size:
+        r = int(rows[0])
+        row = flat[indptr[r]:indptr[r + 1]]
+        u, c = np.unique(row, return_counts=True)
+        raise ValueError(
+            f"{name}: duplicate item id {int(u[c > 1][0])} in row {r}"
+            + (f" (and {rows.size - 1} more rows with duplicates)" if rows.size > 1 else "")
+        )
+
+
+def _canonical_sparse(x, name):
+    """Copy any scipy sparse input to canonical CSR (sorted, summed duplicates)."""
+    if x.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
+    m = sp.csr_array(x, copy=True)
+    m.sum_duplicates()
+    return m
+
+
+# ----------------------------------------------------------------------------------------
+# labels
+# ----------------------------------------------------------------------------------------
+
+class Labels:
+    """Base class of ground-truth labels: one sparse row of item labels per ranking.
+
+    Do not instantiate directly; use :meth:`BinaryLabels.from_positive_indices`,
+    :meth:`BinaryLabels.from_matrix` or :meth:`NumericLabels.from_matrix`.
+    """
+
+    __slots__ = ("_indptr", "_indices", "_values", "_n_items")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            f"create {type(self).__name__} with {type(self).__name__}.from_matrix(...)"
+            + (" or .from_positive_indices(...)" if type(self) is BinaryLabels else "")
+        )
+
+    @classmethod
+    def _from_canonical(cls, indptr, indices, values, n_items):
+        """Wrap arrays that already satisfy the storage invariants (no checks, no copies)."""
+        self = object.__new__(cls)
+        self._indptr = _readonly(indptr)
+        self._indices = _readonly(indices)
+        self._values = _readonly(values)
+        self._n_items = int(n_items)
+        return self
+
+    @classmethod
+    def _from_csr(cls, m):
+        """Store a canonical CSR (sorted, no duplicates, no zeros) with the narrowest id dtype."""
+        nnz = m.nnz
+        max_id = int(m.indices.max()) if nnz else 0
+        dt = np.int32 if max(max_id, nnz) <= _INT32_MAX else np.int64
+        return cls._from_canonical(
+            np.asarray(m.indptr, dtype=dt),
+            np.asarray(m.indices, dtype=dt),
+            np.asarray(m.data, dtype=np.float64),
+            m.shape[1],
+        )
+
+    # -- read-only views -----------------------------------------------------------------
+    @property
+    def indptr(self):
+        """Row pointers of the CSR structure, shape ``(n_rows + 1,)``, read-only."""
+        return self._indptr
+
+    @property
+    def indices(self):
+        """Item ids of the stored (non-zero) labels, sorted within each row, read-only."""
+        return self._indices
+
+    @property
+    def values(self):
+        """Label values (float64) aligned with :attr:`indices`, never zero, read-only."""
+        return self._values
+
+    @property
+    def n_rows(self):
+        """Number of label rows."""
+        return self._indptr.shape[0] - 1
+
+    @property
+    def n_items(self):
+        """Number of item columns (largest stored id + 1, or the input matrix's width)."""
+        return self._n_items
+
+    @property
+    def n_positives(self):
+        """Number of relevant (non-zero) items in each row, shape ``(n_rows,)``."""
+        return np.diff(self._indptr).astype(np.int64)
+
+    @property
+    def csr(self):
+        """The labels as a :class:`scipy.sparse.csr_array` sharing the read-only storage."""
+        return sp.csr_array(
+            (self._values, self._indices, self._indptr), shape=(self.n_rows, self._n_items), copy=False
+        )
+
+    def __len__(self):
+        return self.n_rows
+
+    def indices_to_list(self):
+        """Item ids with a non-zero label, one sorted list per row."""
+        return [r.tolist() for r in np.split(self._indices, self._indptr[1:-1])] if self.n_rows else []
+
+    def labels_to_list(self):
+        """Non-zero label values, one list per row, aligned with :meth:`indices_to_list`."""
+        return [r.tolist() for r in np.split(self._values, self._indptr[1:-1])] if self.n_rows else []
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return (
+            np.array_equal(self._indptr, other._indptr)
+            and np.array_equal(self._indices, other._indices)
+            and np.array_equal(self._values, other._values)
+        )
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_restore_labels, (type(self), self._indptr, self._indices, self._values, self._n_items))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self._n_items}, nnz={self._indices.shape[0]})"
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def _from_matrix(cls, labels, binary):
+        name = "labels"
+        _reject_masked(labels, name)
+        if sp.issparse(labels):
+            m = _canonical_sparse(labels, name)
+            data = m.data
+        else:
+            if isinstance(labels, np.ndarray):
+                arr = labels
+            elif isinstance(labels, (list, tuple)):
+                arr = _dense_label_rows(labels, name)
+            else:
+                raise TypeError(
+                    f"{name}: expected a list of label rows, a NumPy array or a SciPy sparse matrix, "
+                    f"got {type(labels).__name__}"
+                )
+            if arr.ndim == 0:
+                raise ValueError(f"{name}: expected one or two dimensions, got a 0-d array")
+            if arr.ndim > 2:
+                raise ValueError(f"{name}: expected at most two dimensions, got an array of shape {arr.shape}")
+            if arr.ndim == 1:
+                arr = arr[None, :]
+            data = arr
+            m = None
+        data = _check_label_values(data, name, binary)
+        if m is None:
+            m = sp.csr_array(data)
+        else:
+            m.data = data
+        m.eliminate_zeros()
+        return cls._from_csr(m)
+
+
+def _restore_labels(cls, indptr, indices, values, n_items):
+    return cls._from_canonical(indptr, indices, values, n_items)
+
+
+def _dense_label_rows(rows, name):
+    """A (possibly ragged) list of label rows as a 2-D float array, missing entries 0."""
+    if len(rows) == 0:
+        return np.zeros((1, 0))
+    if not any(_is_sequence(r) for r in rows):
+        rows = [rows]
+    elif not all(_is_sequence(r) for r in rows):
+        raise ValueError(f"{name}: mixes label rows and single labels; give a list of rows")
+    arrs = []
+    for r in rows:
+        _reject_masked(r, name)
+        a = np.asarray(r)
+        if a.ndim != 1:
+            raise ValueError(f"{name}: expected at most two dimensions (rows of labels)")
+        arrs.append(a)
+    width = max(a.shape[0] for a in arrs)
+    kinds = {a.dtype.kind for a in arrs if a.size}
+    if kinds - set("biuf"):
+        bad = next(a for a in arrs if a.size and a.dtype.kind not in "biuf")
+        raise ValueError(f"{name}: labels must be real numbers, got {bad.dtype} values such as {bad[0]!r}")
+    out = np.zeros((len(arrs), width), dtype=np.result_type(*[a.dtype for a in arrs]) if arrs else float)
+    for i, a in enumerate(arrs):
+        out[i, : a.shape[0]] = a
+    return out
+
+
+def _check_label_values(data, name, binary):
+    kind = data.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name}: complex labels are not supported")
+    if kind not in "biuf":
+        raise ValueError(f"{name}: labels must be real numbers, got values of dtype {data.dtype}")
+    if kind == "f":
+        finite = np.isfinite(data)
+        if not finite.all():
+            raise ValueError(f"{name}: labels must be finite, got {data[~finite].flat[0]}")
+    if binary:
+        if kind != "b" and not np.isin(data, (0, 1)).all():
+            bad = data[(data != 0) & (data != 1)].flat[0]
+            raise ValueError(
+                f"{name}: BinaryLabels must be 0 or 1, got {bad}; use NumericLabels for graded labels"
+            )
+    elif kind in "if" and data.size and data.min() < 0:
+        raise ValueError(
+            f"{name}: NumericLabels must be non-negative (0 = not relevant), got {data.min()}; "
+            "shift or clip graded labels such as trec's -1 before use"
+        )
+    return data.astype(np.float64, copy=False)
+
+
+class BinaryLabels(Labels):
+    """Binary relevance labels: each item of a row is relevant (1) or not (0).
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels
+    >>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3]])
+    >>> y_true.indices_to_list()
+    [[0, 5], [1, 2, 3]]
+    >>> BinaryLabels.from_matrix([[1, 0, 1], [0, 1, 0]]).indices_to_list()
+    [[0, 2], [1]]
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_positive_indices(cls, indices):
+        """Labels from the ids of the relevant items of each row.
+
+        Parameters
+        ----------
+        indices : list of lists, list of ndarrays, ndarray or scipy sparse matrix/array
+            One row of relevant item ids per ranking (ragged lists allowed). A flat list or 1-D
+            array is a single row. A 2-D array lists the ids of each row. For a sparse matrix
+            its non-zero pattern is used.
+
+        Returns
+        -------
+        BinaryLabels
+
+        Raises
+        ------
+        ValueError
+            If an id is negative, not an integer, or repeated within a row, or the input has
+            more than two dimensions or is a masked array.
+        TypeError
+            If the input is of an unsupported type.
+        """
+        name = "indices"
+        if sp.issparse(indices):
+            m = _canonical_sparse(indices, name)
+            m.eliminate_zeros()
+            m.data = np.ones(m.nnz, dtype=np.float64)
+            return cls._from_csr(m)
+        indptr, flat = _ragged_ids(indices, name)
+        max_id = int(flat.max()) if flat.size else -1
+        bad, is_sorted = _convert.ragged_duplicates(indptr, flat, max(max_id, 0), _n_threads(flat.size))
+        _raise_duplicates(bad, indptr, flat, name)
+        dt = _id_dtype(max(max_id, flat.size))
+        m = sp.csr_array(
+            (np.ones(flat.size), np.array(flat, dtype=dt), indptr.astype(dt)),  # copies: sorted in place below
+            shape=(indptr.size - 1, max_id + 1),
+        )
+        if not is_sorted:
+            m.has_sorted_indices = False
+            m.sort_indices()
+        return cls._from_canonical(m.indptr, m.indices, m.data, max_id + 1)
+
+    @classmethod
+    def from_matrix(cls, labels):
+        """Labels from a 0/1 matrix (dense lists, ndarray or any scipy sparse format).
+
+        Ragged list rows are allowed; missing entries are 0. Zeros are not stored.
+
+        Raises
+        ------
+        ValueError
+            If a value is not 0 or 1 (or True/False), is not finite, or the input has more
+            than two dimensions or is a masked array.
+        TypeError
+            If the input is of an unsupported type.
+        """
+        return cls._from_matrix(labels, binary=True)
+
+
+class NumericLabels(Labels):
+    """Graded relevance labels (e.g. 0-3), for DCG and NDCG.
+
+    Labels must be non-negative: 0 means not relevant and is not stored. Negative grades
+    (trec's -1 for "spam") are rejected rather than guessed at; clip or shift them first.
+
+    Examples
+    --------
+    >>> from rankereval import NumericLabels
+    >>> y_true = NumericLabels.from_matrix([[1, 2, 3], [4, 5]])
+    >>> y_true.labels_to_list()
+    [[1.0, 2.0, 3.0], [4.0, 5.0]]
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_matrix(cls, labels):
+        """Labels from a matrix of graded labels (dense lists, ndarray or scipy sparse).
+
+        Ragged list rows are allowed; missing entries are 0. Zeros are not stored.
+
+        Raises
+        ------
+        ValueError
+            If a label is negative or not finite, or the input has more than two dimensions
+            or is a masked array.
+        TypeError
+            If the input is of an unsupported type.
+        """
+        return cls._from_matrix(labels, binary=False)
+
+
+# ----------------------------------------------------------------------------------------
+# rankings
+# ----------------------------------------------------------------------------------------
+
+def _parse_k(k):
+    if k is None:
+        return None
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k <= 0:
+        raise ValueError(f"k must be None or an integer > 0, got {k!r}")
+    return int(k)
+
+
+def _filter_structure(items, n_rows, name):
+    """(indptr, ids padded with a sentinel, mode) of a valid/invalid item filter."""
+    if items is None:
+        return np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64), 0
+    f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
+    if f.n_rows not in (1, n_rows):
+        raise ValueError(f"{name} has {f.n_rows} rows, expected 1 (for all rankings) or {n_rows} (one per ranking)")
+    ids = np.empty(f.indices.size + 1, dtype=np.int64)
+    ids[:-1] = f.indices
+    ids[-1] = -1
+    return f.indptr.astype(np.int64), ids, (2 if f.n_rows == 1 and n_rows != 1 else 1)
+
+
+def _warn_empty(lengths):
+    n_empty = int(np.count_nonzero(lengths == 0))
+    if n_empty:
+        warnings.warn(
+            f"{n_empty} of {lengths.size} rankings are empty; metrics treat them as defined in "
+            "their edge cases",
+            InvalidValuesWarning,
+            stacklevel=3,
+        )
+
+
+class Rankings:
+    """Rankings of item ids, one row per query or user, best item first.
+
+    Stored as a padded integer array (pad value ``-1``) plus the length of each row.
+
+    Examples
+    --------
+    >>> from rankereval import Rankings
+    >>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [1, 2]])
+    >>> len(y_pred)
+    2
+    >>> y_pred.to_list()
+    [[3, 2, 1], [1, 2]]
+    >>> y_pred.indices
+    array([[ 3,  2,  1],
+           [ 1,  2, -1]], dtype=int32)
+    >>> Rankings.from_scores([[0.1, 0.9, 0.5], [0.3, 0.3, 0.7]]).to_list()
+    [[1, 2, 0], [2, 0, 1]]
+    """
+
+    __slots__ = ("_indices", "_lengths")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create Rankings with Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
+
+    @classmethod
+    def _from_padded(cls, indices, lengths):
+        self = object.__new__(cls)
+        self._indices = _readonly(indices)
+        self._lengths = _readonly(lengths)
+        return self
+
+    @property
+    def indices(self):
+        """Padded item ids, shape ``(n_rankings, max_length)``, pad value -1, read-only."""
+        return self._indices
+
+    @property
+    def lengths(self):
+        """Number of items in each ranking, shape ``(n_rankings,)``, read-only."""
+        return self._lengths
+
+    @property
+    def n_rows(self):
+        """Number of rankings."""
+        return self._indices.shape[0]
+
+    def __len__(self):
+        return self._indices.shape[0]
+
+    def to_list(self):
+        """The rankings as a list of lists of item ids."""
+        return [row[:n].tolist() for row, n in zip(self._indices, self._lengths.tolist())]
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        if not np.array_equal(self._lengths, other._lengths):
+            return False
+        w = int(self._lengths.max()) if self._lengths.size else 0
+        return np.array_equal(self._indices[:, :w], other._indices[:, :w])
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_restore_rankings, (self._indices, self._lengths))
+
+    def __repr__(self):
+        return f"Rankings(n_rows={self.n_rows}, max_length={self._indices.shape[1]})"
+
+    @classmethod
+    def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None):
+        """Rankings from item ids in ranked order (best first).
+
+        Parameters
+        ----------
+        indices : list of lists, list of ndarrays or ndarray
+            One ranking per row; rows may have different lengths. A flat list or 1-D array is
+            a single ranking. 2-D integer arrays of any integer dtype, memory order or
+            writeability are converted without a Python-level loop.
+        valid_items : optional
+            The candidate set: only these items are kept in each ranking (order preserved).
+            Anything :meth:`BinaryLabels.from_positive_indices` accepts, with one row per
+            ranking or a single row for all rankings.
+        invalid_items : optional
+            Items removed from each ranking (e.g. a user's training interactions), in the
+            same forms as ``valid_items``.
+
+        Returns
+        -------
+        Rankings
+
+        Raises
+        ------
+        ValueError
+            If an id is negative, not an integer or repeated within a ranking, the input has
+            more than two dimensions or is a masked array, or a filter has the wrong number
+            of rows.
+        TypeError
+            If the input is of an unsupported type.
+
+        Warns
+        -----
+        InvalidValuesWarning
+            If a ranking is empty (after filtering).
+        """
+        name = "indices"
+        _reject_masked(indices, name)
+        if isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
+            ranks = _dense_rankings(indices, name)
+            lengths = np.full(ranks.shape[0], ranks.shape[1], dtype=np.int64)
+        else:
+            if sp.issparse(indices):
+                raise TypeError(
+                    "indices: a sparse matrix has no order; pass ranked ids, or use "
+                    "Rankings.from_scores for sparse scores"
+                )
+            indptr, flat = _ragged_ids(indices, name)
+            max_id = int(flat.max()) if flat.size else 0
+            bad, _ = _convert.ragged_duplicates(indptr, flat, max_id, _n_threads(flat.size))
+            _raise_duplicates(bad, indptr, flat, name)
+            lengths = np.diff(indptr)
+            n = lengths.size
+            width = int(lengths.max()) if n else 0
+            ranks = np.full((n, width), -1, dtype=_id_dtype(max_id))
+            rows = np.repeat(np.arange(n), lengths)
+            ranks[rows, np.arange(flat.size) - indptr[rows]] = flat
+        ranks, lengths = _apply_filters(ranks, lengths, valid_items, invalid_items)
+        _warn_empty(lengths)
+        return cls._from_padded(ranks, lengths)
+
+    @classmethod
+    def from_scores(cls, raw_scores, valid_items=None, invalid_items=None, k=None):
+        """Rankings from item scores: items ordered by descending score.
+
+        Parameters
+        ----------
+        raw_scores : ndarray, list of lists or scipy sparse matrix/array
+            ``raw_scores[i, j]`` is the score of item ``j`` for ranking ``i``. Rows of a list
+            may differ in length. For sparse input only the stored entries are candidates.
+        valid_items, invalid_items : optional
+            Candidate filters, as in :meth:`from_ranked_indices`; applied before ``k``.
+        k : int, optional
+            Keep only the top ``k`` items of each row. The selection is partial (linear in
+            the row length), so a wide score matrix is never fully sorted.
+
+        Returns
+        -------
+        Rankings
+
+        Notes
+        -----
+        Ties are broken by the lower item id (a stable order). NaN and infinite scores are
+        dropped with an :class:`InvalidValuesWarning`.
+        """
+        k = _parse_k(k)
+        name = "raw_scores"
+        _reject_masked(raw_scores, name)
+        if sp.issparse(raw_scores):
+            m = _canonical_sparse(raw_scores, name)
+            data = _check_scores(m.data, name).astype(np.float64, copy=False)
+            n_rows, n_items = m.shape
+            indptr = m.indptr.astype(np.int64)
+            ids = m.indices.astype(np.int64)
+            dense = None
+        else:
+            if isinstance(raw_scores, np.ndarray):
+                arr = raw_scores
+            elif isinstance(raw_scores, (list, tuple)):
+                arr = _score_rows(raw_scores, name)
+            else:
+                raise TypeError(
+                    f"{name}: expected a NumPy array, a list of score rows or a SciPy sparse matrix, "
+                    f"got {type(raw_scores).__name__}"
+                )
+            if isinstance(arr, tuple):  # ragged rows as (indptr, data)
+                indptr, data = arr
+                n_rows = indptr.size - 1
+                lengths = np.diff(indptr)
+                n_items = int(lengths.max()) if n_rows else 0
+                ids = np.arange(data.size, dtype=np.int64) - np.repeat(indptr[:-1], lengths)
+                dense = None
+            else:
+                if arr.ndim == 0:
+                    raise ValueError(f"{name}: expected one or two dimensions, got a 0-d array")
+                if arr.ndim > 2:
+                    raise ValueError(f"{name}: expected at most two dimensions, got shape {arr.shape}")
+                if arr.ndim == 1:
+                    arr = arr[None, :]
+                dense = _check_scores(arr, name)
+                if dense.dtype not in (np.float32, np.float64) or not dense.dtype.isnative:
+                    dense = dense.astype(np.float64)
+                n_rows, n_items = dense.shape
+        width = n_items if k is None else min(k, n_items)
+        if dense is None:
+            max_len = int(np.diff(indptr).max()) if n_rows else 0
+            width = min(width, max_len)
+        out = np.full((n_rows, width), -1, dtype=_id_dtype(max(n_items - 1, 0)))
+        out_len = np.empty(n_rows, dtype=np.int64)
+        n_invalid = np.empty(n_rows, dtype=np.int64)
+        vp, vi, vmode = _filter_structure(valid_items, n_rows, "valid_items")
+        xp, xi, xmode = _filter_structure(invalid_items, n_rows, "invalid_items")
+        kk = width if k is None else k
+        if dense is not None:
+            _convert.rank_dense_scores(dense, kk, vp, vi, vmode, xp, xi, xmode, out, out_len, n_invalid,
+                                       _n_threads(dense.size))
+        else:
+            _convert.rank_csr_scores(indptr, ids, data, kk, vp, vi, vmode, xp, xi, xmode, out, out_len,
+                                     n_invalid, _n_threads(data.size))
+        total_invalid = int(n_invalid.sum())
+        if total_invalid:
+            warnings.warn(
+                f"dropped {total_invalid} non-finite (NaN or infinite) scores in "
+                f"{int(np.count_nonzero(n_invalid))} rows",
+                InvalidValuesWarning,
+                stacklevel=2,
+            )
+        w = int(out_len.max()) if n_rows else 0
+        if w < out.shape[1]:
+            out = np.ascontiguousarray(out[:, :w])
+        _warn_empty(out_len)
+        return cls._from_padded(out, out_len)
+
+
+def _restore_rankings(indices, lengths):
+    return Rankings._from_padded(indices, lengths)
+
+
+def _dense_rankings(a, name):
+    """Validate and convert a 2-D integer array in one typed pass."""
+    n, m = a.shape
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > _INT64_MAX:
+        raise ValueError(f"{name}: item ids must be below 2**63, got {a.max()}")
+    if a.dtype not in (np.int32, np.int64) or not a.dtype.isnative:
+        a = a.astype(np.int64)
+    threads = _n_threads(a.size)
+    lo, hi = _convert.minmax_2d(a, threads)
+    if lo < 0:
+        r = int(np.flatnonzero((a < 0).any(axis=1))[0])
+        raise ValueError(f"{name}: item ids must be non-negative, got {a[r][a[r] < 0][0]} in row {r}")
+    out = np.empty((n, m), dtype=_id_dtype(max(hi, 0)))
+    bad = _convert.dense_to_rankings(a, out, max(hi, 0), threads)
+    rows = np.flatnonzero(bad)
+    if rows.size:
+        r = int(rows[0])
+        u, c = np.unique(out[r], return_counts=True)
+        raise ValueError(
+            f"{name}: duplicate item id {int(u[c > 1][0])} in row {r}"
+            + (f" (and {rows.size - 1} more rows with duplicates)" if rows.size > 1 else "")
+        )
+    return out
+
+
+def _apply_filters(ranks, lengths, valid_items, invalid_items):
+    n = ranks.shape[0]
+    for items, name, keep in ((valid_items, "valid_items", True), (invalid_items, "invalid_items", False)):
+        if items is None:
+            continue
+        fp, fi, mode = _filter_structure(items, n, name)
+        out = np.full_like(ranks, -1)
+        out_len = np.empty(n, dtype=np.int64)
+        _convert.filter_rankings(ranks, lengths, fp, fi, mode == 2, keep, out, out_len, _n_threads(ranks.size))
+        w = int(out_len.max()) if n else 0
+        ranks, lengths = np.ascontiguousarray(out[:, :w]), out_len
+    return ranks, lengths
+
+
+def _check_scores(arr, name):
+    kind = arr.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{name}: complex scores are not supported")
+    if kind not in "biuf":
+        raise ValueError(f"{name}: scores must be real numbers, got values of dtype {arr.dtype}")
+    return arr
+
+
+def _score_rows(rows, name):
+    """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged."""
+    if len(rows) == 0 or not any(_is_sequence(r) for r in rows):
+        rows = [rows]
+    elif not all(_is_sequence(r) for r in rows):
+        raise ValueError(f"{name}: mixes score rows and single scores; give a list of rows")
+    arrs = []
+    for r in rows:
+        _reject_masked(r, name)
+        a = np.asarray(r)
+        if a.ndim != 1:
+            raise ValueError(f"{name}: expected at most two dimensions (rows of scores)")
+        if a.size:
+            _check_scores(a, name)
+        arrs.append(a.astype(np.float64))
+    lengths = np.fromiter((a.size for a in arrs), dtype=np.int64, count=len(arrs))
+    if lengths.size and (lengths == lengths[0]).all():
+        return np.stack(arrs) if lengths[0] else np.zeros((len(arrs), 0))
+    indptr = np.zeros(len(arrs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return indptr, np.concatenate(arrs)
