@@ -1,6 +1,43 @@
-"""rankereval: fast, exact ranking metrics for information retrieval and recommendation."""
+"""rankereval: fast, exact ranking metrics for information retrieval and recommendation.
+
+>>> from rankereval import BinaryLabels, Rankings, NDCG
+>>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3]])
+>>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [1, 2]])
+>>> NDCG(3).score(y_true, y_pred)
+array([0.        , 0.76536064])
+"""
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
+from rankereval.metrics import (
+    AP,
+    DCG,
+    F1,
+    NDCG,
+    FirstRelevantRank,
+    HitRate,
+    MeanRanks,
+    Metric,
+    Precision,
+    Recall,
+    ReciprocalRank,
+)
 
 __version__ = "0.3.0"
 
-__all__ = ["BinaryLabels", "NumericLabels", "Rankings", "InvalidValuesWarning", "__version__"]
+__all__ = [
+    "BinaryLabels",
+    "NumericLabels",
+    "Rankings",
+    "InvalidValuesWarning",
+    "Metric",
+    "Precision",
+    "Recall",
+    "F1",
+    "HitRate",
+    "ReciprocalRank",
+    "AP",
+    "MeanRanks",
+    "FirstRelevantRank",
+    "DCG",
+    "NDCG",
+    "__version__",
+]

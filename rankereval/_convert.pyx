@@ -123,8 +123,8 @@ def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id,
     cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
     cdef bint marker_mode = use_marker(max_id, n * m)
     cdef int tbits = _table_bits(m)
-    cdef int32_t* marker
-    cdef int64_t* table
+    cdef int32_t* marker = NULL
+    cdef int64_t* table = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     with nogil, parallel(num_threads=n_threads):
         marker = NULL
@@ -159,8 +159,8 @@ def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t 
     cdef int8_t[::1] unsorted = np.zeros(n, dtype=np.int8)
     cdef bint marker_mode
     cdef int tbits
-    cdef int32_t* marker
-    cdef int64_t* table
+    cdef int32_t* marker = NULL
+    cdef int64_t* table = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     for i in range(n):
         if indptr[i + 1] - indptr[i] > max_len:
@@ -260,7 +260,7 @@ def rank_dense_scores(const score_t[:, :] s, Py_ssize_t k,
     """
     cdef Py_ssize_t n = s.shape[0], m = s.shape[1], i, j, c, p, top
     cdef double x
-    cdef re_pair* buf
+    cdef re_pair* buf = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     # filter arrays are never empty (the caller pads ids with one sentinel)
     cdef const int64_t* vp = &v_indptr[0]
@@ -302,7 +302,7 @@ def rank_csr_scores(const int64_t[::1] indptr, const int64_t[::1] ids, const flo
     """As ``rank_dense_scores`` for sparse/ragged scores: the stored entries are the candidates."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, c, p, top, max_len = 0
     cdef double x
-    cdef re_pair* buf
+    cdef re_pair* buf = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     # filter arrays are never empty (the caller pads ids with one sentinel)
     cdef const int64_t* vp = &v_indptr[0]

@@ -1,0 +1,247 @@
+"""Typed metric kernels: one pass per ranking, one float64 out per ranking.
+
+Every public function here trusts its caller (``metrics.py``) to have checked shapes and
+dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
+broadcast), the first k' items of the ranking are looked up in the label row, producing a
+short list of *hits* (rank of the hit, position of its label in the CSR row). Each metric is
+then a small reduction over that list, so the lookup code exists once.
+
+Lookup strategies (chosen by the caller):
+
+* marker: each thread owns an ``int32`` array indexed by item id; the label row's items are
+  stamped with the row number, so a lookup is a single load. Best when the id range is
+  modest (the array stays in cache) -- the common recommendation case.
+* binary search in the sorted CSR row: no scratch memory, any id range.
+"""
+from cython.parallel cimport parallel, prange
+from libc.math cimport INFINITY, NAN, exp2
+from libc.stdlib cimport calloc, free, malloc
+
+from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx_t, rank_t
+
+import numpy as np
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <functional>
+    /* the m largest of a[0:n] at the front, in descending order, by selection */
+    static inline void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) {
+        if (m <= 0) return;
+        if (m < n) std::nth_element(a, a + m - 1, a + n, std::greater<double>());
+        std::sort(a, a + (m < n ? m : n), std::greater<double>());
+    }
+    """
+    void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
+
+# metric ids, mirrored in metrics.py
+cdef enum:
+    PRECISION = 0
+    RECALL = 1
+    F1 = 2
+    HITRATE = 3
+    RECIPROCAL_RANK = 4
+    AP = 5
+    MEAN_RANKS = 6
+    FIRST_RELEVANT_RANK = 7
+    DCG = 8
+
+METRIC_IDS = {
+    "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
+    "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
+    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG,
+}
+
+
+cdef inline Py_ssize_t _search(const label_idx_t* a, Py_ssize_t n, int64_t v) noexcept nogil:
+    """Position of v in the sorted a[0:n], or -1. Branch-light lower bound."""
+    cdef const label_idx_t* base = a
+    cdef Py_ssize_t half
+    if n == 0:
+        return -1
+    while n > 1:
+        half = n >> 1
+        if base[half] <= v:
+            base = base + half
+        n -= half
+    if base[0] == v:
+        return base - a
+    return -1
+
+
+cdef inline double _gain(double v, int power) noexcept nogil:
+    if power:
+        return exp2(v) - 1.0
+    return v
+
+
+cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
+                           Py_ssize_t n_rel, Py_ssize_t length, Py_ssize_t kk, Py_ssize_t k, bint truncated,
+                           const float64_t* vals, const float64_t* disc, int power, bint binary) noexcept nogil:
+    """The metric value of one ranking from its hits (see the module docstring)."""
+    cdef Py_ssize_t t
+    cdef double p, r, s
+    if metric == PRECISION:
+        if truncated:
+            return NAN if kk == 0 else n_hits / <double> kk
+        return n_hits / <double> k
+    if metric == RECALL:
+        return n_hits / <double> (min(n_rel, k) if truncated else n_rel)
+    if metric == F1:
+        if n_hits == 0:
+            return 0.0
+        p = n_hits / <double> (kk if truncated else k)
+        r = n_hits / <double> (min(n_rel, k) if truncated else n_rel)
+        return 2.0 * p * r / (p + r)
+    if metric == HITRATE:
+        return 1.0 if n_hits > 0 else 0.0
+    if metric == RECIPROCAL_RANK:
+        return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
+    if metric == AP:
+        s = 0.0
+        for t in range(n_hits):
+            s += (t + 1) / <double> (hit_rank[t] + 1)
+        return s / min(k, n_rel)
+    if metric == MEAN_RANKS:
+        if n_hits == 0:
+            return INFINITY
+        s = 0.0
+        for t in range(n_hits):
+            s += hit_rank[t] + 1
+        return s / n_hits
+    if metric == FIRST_RELEVANT_RANK:
+        return hit_rank[0] + 1.0 if n_hits > 0 else INFINITY
+    # DCG
+    s = 0.0
+    for t in range(n_hits):
+        s += (1.0 if binary else _gain(vals[hit_pos[t]], power)) * disc[hit_rank[t]]
+    return s
+
+
+def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind,
+          const float64_t[::1] l_val, bint binary, Py_ssize_t n_items,
+          const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t k, bint truncated,
+          const float64_t[::1] disc, int power, const float64_t[::1] norm,
+          bint use_marker, float64_t[::1] out, int n_threads):
+    """Score every ranking; see the module docstring.
+
+    ``k < 0`` means the whole ranking. ``disc`` holds 1/log_b(i + 2) for every rank i that
+    can occur (DCG only). ``norm`` (length 0 or the number of label rows) divides each DCG
+    (NDCG's ideal DCG). One label row is broadcast when ``l_indptr`` has two entries and
+    there are several rankings.
+    """
+    cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
+    cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
+    cdef bint need_pos = metric == DCG and not binary
+    cdef bint divide = norm.shape[0] > 0
+    cdef Py_ssize_t i, j, jb, lrow, ls, n_rel, length, kk, n_hits, p
+    cdef int32_t stamp
+    cdef int64_t item
+    cdef int32_t* marker = NULL
+    cdef int32_t* marker_pos = NULL
+    cdef int32_t* hit_rank = NULL
+    cdef int32_t* hit_pos = NULL
+    cdef const label_idx_t* lab
+    cdef const float64_t* vals = &l_val[0] if l_val.shape[0] else NULL
+    cdef const float64_t* dp = &disc[0] if disc.shape[0] else NULL
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag
+    cdef double v
+
+    with nogil, parallel(num_threads=n_threads):
+        marker = NULL
+        marker_pos = NULL
+        hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+        hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+        if use_marker:
+            marker = <int32_t*> calloc(n_items + 1, sizeof(int32_t))
+            if need_pos:
+                marker_pos = <int32_t*> malloc((n_items + 1) * sizeof(int32_t))
+        if hit_rank == NULL or hit_pos == NULL or (use_marker and marker == NULL) or (need_pos and use_marker and marker_pos == NULL):
+            failed[0] = 1
+        else:
+            if broadcast and use_marker:
+                # one label row for all rankings: stamp it once per thread
+                for jb in range(l_indptr[1] - l_indptr[0]):
+                    marker[l_ind[l_indptr[0] + jb]] = -1
+                    if need_pos:
+                        marker_pos[l_ind[l_indptr[0] + jb]] = <int32_t> jb
+            for i in prange(n, schedule='static'):
+                lrow = 0 if broadcast else i
+                ls = l_indptr[lrow]
+                n_rel = l_indptr[lrow + 1] - ls
+                length = lengths[i]
+                if n_rel == 0 or (metric == HITRATE and n_rel != 1):
+                    out[i] = NAN
+                    continue
+                kk = length if (k < 0 or k > length) else k
+                lab = &l_ind[ls]
+                n_hits = 0
+                if use_marker:
+                    stamp = -1 if broadcast else <int32_t> (i + 1)
+                    if not broadcast:
+                        for j in range(n_rel):
+                            marker[lab[j]] = stamp
+                            if need_pos:
+                                marker_pos[lab[j]] = <int32_t> j
+                    for j in range(kk):
+                        item = ranks[i, j]
+                        if item < n_items and marker[item] == stamp:
+                            hit_rank[n_hits] = <int32_t> j
+                            if need_pos:
+                                hit_pos[n_hits] = marker_pos[item]
+                            n_hits = n_hits + 1
+                else:
+                    for j in range(kk):
+                        p = _search(lab, n_rel, ranks[i, j])
+                        if p >= 0:
+                            hit_rank[n_hits] = <int32_t> j
+                            hit_pos[n_hits] = <int32_t> p
+                            n_hits = n_hits + 1
+                v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, length, kk, k, truncated,
+                            vals + ls if vals != NULL else NULL, dp, power, binary)
+                if divide:
+                    v = v / norm[lrow]
+                out[i] = v
+        free(marker)
+        free(marker_pos)
+        free(hit_rank)
+        free(hit_pos)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space of the metric kernel")
+
+
+def ideal_dcg(const label_idx_t[::1] l_indptr, const float64_t[::1] l_val, Py_ssize_t k,
+              const float64_t[::1] disc, int power, float64_t[::1] out, int n_threads):
+    """DCG of each label row's own values sorted descending, cut at k (k < 0: all of them).
+
+    The top k' values are selected, not sorted in full. Rows without a positive label get NaN.
+    """
+    cdef Py_ssize_t n = l_indptr.shape[0] - 1, i, j, ls, n_rel, m, max_len = 0
+    cdef double* buf = NULL
+    cdef double s
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)
+    for i in range(n):
+        if l_indptr[i + 1] - l_indptr[i] > max_len:
+            max_len = l_indptr[i + 1] - l_indptr[i]
+    with nogil, parallel(num_threads=n_threads):
+        buf = <double*> malloc((max_len + 1) * sizeof(double))
+        if buf == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='static'):
+                ls = l_indptr[i]
+                n_rel = l_indptr[i + 1] - ls
+                if n_rel == 0:
+                    out[i] = NAN
+                    continue
+                m = n_rel if (k < 0 or k > n_rel) else k
+                for j in range(n_rel):
+                    buf[j] = _gain(l_val[ls + j], power)
+                re_top_values(buf, m, n_rel)
+                s = 0.0
+                for j in range(m):
+                    s = s + buf[j] * disc[j]  # not `+=`: that would make s a prange reduction
+                out[i] = s
+            free(buf)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space of the ideal DCG kernel")
