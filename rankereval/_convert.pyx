@@ -93,21 +93,28 @@ def use_marker(int64_t max_id, Py_ssize_t total):
 def minmax_2d(const in_id_t[:, :] a, int n_threads):
     """(min, max) of a 2-D integer array of any strides."""
     cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
-    cdef int64_t lo = 0, hi = 0
     cdef int64_t[::1] row_lo = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] row_hi = np.empty(n, dtype=np.int64)
-    cdef int64_t v, a_lo, a_hi
+    cdef bint unit_stride = a.strides[1] == sizeof(in_id_t)
+    cdef const in_id_t* p
+    cdef in_id_t v, a_lo, a_hi
     if n == 0 or m == 0:
         return 0, -1
     for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
         a_lo = a[i, 0]
         a_hi = a_lo
-        for j in range(1, m):
-            v = a[i, j]
-            if v < a_lo:
-                a_lo = v
-            if v > a_hi:
-                a_hi = v
+        if unit_stride:
+            # contiguous rows: a plain pointer loop the compiler vectorises
+            p = &a[i, 0]
+            for j in range(1, m):
+                v = p[j]
+                a_lo = v if v < a_lo else a_lo
+                a_hi = v if v > a_hi else a_hi
+        else:
+            for j in range(1, m):
+                v = a[i, j]
+                a_lo = v if v < a_lo else a_lo
+                a_hi = v if v > a_hi else a_hi
         row_lo[i] = a_lo
         row_hi[i] = a_hi
     return int(np.min(row_lo)), int(np.max(row_hi))
@@ -121,6 +128,9 @@ def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id,
     """
     cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
     cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
+    cdef bint unit_stride = m > 0 and a.strides[1] == sizeof(in_id_t)
+    cdef const in_id_t* p
+    cdef rank_t* q
     cdef bint marker_mode = use_marker(max_id, n * m)
     cdef int tbits = _table_bits(m)
     cdef int32_t* marker = NULL
@@ -137,8 +147,14 @@ def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id,
             failed[0] = 1
         else:
             for i in prange(n, schedule='static'):
-                for j in range(m):
-                    out[i, j] = <rank_t> a[i, j]
+                if unit_stride:
+                    p = &a[i, 0]
+                    q = &out[i, 0]
+                    for j in range(m):
+                        q[j] = <rank_t> p[j]
+                else:
+                    for j in range(m):
+                        out[i, j] = <rank_t> a[i, j]
                 if m > 1 and _first_dup(&out[i, 0], m, marker, <int32_t> (i + 1), table, tbits) >= 0:
                     bad[i] = 1
         free(marker)

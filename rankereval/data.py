@@ -161,6 +161,8 @@ def _ragged_ids(x, name):
         flat = list(chain.from_iterable(rows))
         if any(_is_sequence(v) for v in flat):
             raise ValueError(f"{name}: expected at most two dimensions (rows of ids), got deeper nesting")
+        if any(isinstance(v, (bool, np.bool_)) for v in flat):
+            raise ValueError(f"{name}: item ids must be integers, got booleans")
         try:
             flat = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
         except (ValueError, TypeError, OverflowError):
@@ -224,8 +226,8 @@ class Labels:
     def _from_csr(cls, m):
         """Store a canonical CSR (sorted, no duplicates, no zeros) with the narrowest id dtype."""
         nnz = m.nnz
-        max_id = int(m.indices.max()) if nnz else 0
-        dt = np.int32 if max(max_id, nnz) <= _INT32_MAX else np.int64
+        # scipy needs 64-bit indices once the width or nnz exceeds int32, whatever the ids
+        dt = np.int32 if max(m.shape[1], nnz) <= _INT32_MAX else np.int64
         return cls._from_canonical(
             np.asarray(m.indptr, dtype=dt),
             np.asarray(m.indices, dtype=dt),
@@ -436,7 +438,7 @@ class BinaryLabels(Labels):
         max_id = int(flat.max()) if flat.size else -1
         bad, is_sorted = _convert.ragged_duplicates(indptr, flat, max(max_id, 0), _n_threads(flat.size))
         _raise_duplicates(bad, indptr, flat, name)
-        dt = _id_dtype(max(max_id, flat.size))
+        dt = _id_dtype(max(max_id + 1, flat.size))
         m = sp.csr_array(
             (np.ones(flat.size), np.array(flat, dtype=dt), indptr.astype(dt)),  # copies: sorted in place below
             shape=(indptr.size - 1, max_id + 1),
