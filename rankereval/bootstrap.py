@@ -1,0 +1,346 @@
+"""Bootstrap confidence intervals for the mean of per-ranking scores.
+
+:func:`bootstrap_mean` draws ``n_resamples`` bootstrap resamples of a 1-D array of scores (one
+score per ranking, NaN already handled) and returns a :class:`BootstrapResult` with a
+``'percentile'`` or ``'bca'`` (bias-corrected and accelerated) confidence interval.
+``Metric.mean(..., conf_interval=True)`` and ``Metric.bootstrap`` are built on it.
+
+How it stays fast and small
+---------------------------
+* No resample is ever materialised (the textbook ``scores[rng.integers(n, size=(B, n))]``
+  needs ``8 * n * B`` bytes: 8 GB for a million scores): a typed, parallel kernel
+  (``rankereval._bootstrap``) accumulates each resampled mean on the fly, in O(n + B) memory.
+* Each resample ``b`` uses its own random stream keyed by ``(seed, b)``, where ``seed`` is one
+  64-bit integer drawn from ``random_state``; results are identical for any number of threads.
+* Exact shortcut: the bootstrap law of a mean depends only on the multiset of scores. When
+  there are few distinct values (``HitRate``: 2; ``ReciprocalRank@10``: at most 11), each
+  resample is a multinomial draw of counts over the distinct values, which costs O(d) instead
+  of O(n) per resample.
+
+For ``Metric.mean``, whose arguments are called ``n_bootstrap_samples`` and ``confidence``,
+validate first with ``_validate(n, c, method, n_name="n_bootstrap_samples",
+conf_name="confidence")`` so that error messages name the arguments as the caller wrote them.
+"""
+from dataclasses import dataclass, field
+import math
+from numbers import Integral, Real
+from statistics import NormalDist
+
+import numpy as np
+
+from rankereval import _bootstrap
+
+__all__ = ["BootstrapResult", "bootstrap_mean"]
+
+METHODS = ("percentile", "bca")
+
+# The multinomial shortcut is used when d <= n // _SHORTCUT_RATIO distinct values remain.
+# Measured on a 2-core AMD EPYC: one binomial of numpy's multinomial costs ~90 ns (one thread),
+# one draw of the general kernel ~1.7 ns (per thread, two threads), so the shortcut is cheaper
+# while 90 d < 1.7 n / 2, i.e. d < n / 106.
+_SHORTCUT_RATIO = 100
+# Multinomial counts are drawn for at most this many (resample, value) cells at a time.
+_SHORTCUT_CELLS = 1 << 20
+
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True, eq=False)
+class BootstrapResult:
+    """Result of :func:`bootstrap_mean`: a mean, its bootstrap distribution and interval.
+
+    Attributes
+    ----------
+    mean : float
+        Mean of the scores (``nan`` when there are none).
+    confidence_interval : tuple of (float, float)
+        ``(low, high)`` bootstrap confidence interval of the mean at ``confidence_level``;
+        ``(nan, nan)`` when there are no scores.
+    bootstrap_distribution : ndarray of float64, shape (n_resamples,)
+        Mean of each bootstrap resample, in resample order (read-only).
+    standard_error : float
+        Bootstrap estimate of the standard error of the mean: the standard deviation
+        (``ddof=1``) of ``bootstrap_distribution``.
+    method : {'percentile', 'bca'}
+        How the interval was computed.
+    confidence_level : float
+        Nominal coverage of the interval, in (0, 1).
+    n_resamples : int
+        Number of bootstrap resamples.
+
+    See Also
+    --------
+    bootstrap_mean : computes it.
+    scipy.stats.bootstrap : whose result names this class follows.
+    """
+
+    mean: float
+    confidence_interval: tuple
+    bootstrap_distribution: np.ndarray = field(repr=False)
+    standard_error: float
+    method: str
+    confidence_level: float
+    n_resamples: int
+
+
+def _validate(n_resamples, confidence_level, method, n_name="n_resamples",
+              conf_name="confidence_level"):
+    """Check the bootstrap options; return them normalised as ``(int, float, str)``.
+
+    Parameters
+    ----------
+    n_resamples, confidence_level, method
+        As in :func:`bootstrap_mean`.
+    n_name, conf_name : str
+        Names of the first two arguments as the caller's user wrote them (``Metric.mean``
+        calls them ``n_bootstrap_samples`` and ``confidence``); error messages use them.
+
+    Raises
+    ------
+    ValueError
+        Naming the offending argument: ``n_resamples`` not an integer > 1 (bools are
+        rejected), ``confidence_level`` not a real number strictly between 0 and 1 (integers,
+        including 0 and 1, are rejected), ``method`` not 'percentile' or 'bca'.
+    """
+    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (Integral, np.integer))
+            or n_resamples <= 1):
+        raise ValueError(f"{n_name} must be an integer > 1, got {n_resamples!r}")
+    if (isinstance(confidence_level, (bool, np.bool_, Integral, np.integer))
+            or not isinstance(confidence_level, (Real, np.floating))
+            or not 0.0 < float(confidence_level) < 1.0):
+        raise ValueError(
+            f"{conf_name} must be a float strictly between 0 and 1, got {confidence_level!r}")
+    if not isinstance(method, str) or method.lower() not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return int(n_resamples), float(confidence_level), method.lower()
+
+
+def _rng(random_state):
+    """``numpy.random.Generator`` from None, an int seed or a Generator (never the global RNG)."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError(f"random_state must be None, an int or a numpy.random.Generator, "
+                         f"got {random_state!r}")
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"random_state must be None, an int or a numpy.random.Generator, "
+                         f"got {random_state!r}") from exc
+
+
+def _scores(scores):
+    """The scores as a C-contiguous 1-D float64 array, checked for NaN and mixed infinities."""
+    x = np.ascontiguousarray(scores, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"scores must be a 1-D array, got an array of shape {x.shape}")
+    if not np.isfinite(x).all():
+        if np.isnan(x).any():
+            raise ValueError(
+                "scores contain NaN: handle NaN values before bootstrapping (e.g. "
+                "nan_handling='drop' or 'zerofill')")
+        if np.isposinf(x).any() and np.isneginf(x).any():
+            raise ValueError("scores contain both +inf and -inf: their mean is undefined")
+    return x
+
+
+def _quantiles(sorted_values, probabilities):
+    """Linearly interpolated quantiles (numpy's default 'linear' method) of sorted values.
+
+    Equal neighbours give exactly their value and an exact hit gives the order statistic, so
+    infinite values never produce ``inf - inf``.
+    """
+    last = sorted_values.shape[0] - 1
+    out = []
+    for prob in probabilities:
+        h = last * min(max(prob, 0.0), 1.0)
+        lo = int(math.floor(h))
+        hi = min(lo + 1, last)
+        frac = h - lo
+        a, b = sorted_values[lo], sorted_values[hi]
+        out.append(float(a) if frac == 0.0 or a == b else float(a + (b - a) * frac))
+    return out
+
+
+def _bca_probabilities(distribution, mean, m2, m3, n, confidence_level):
+    """Quantile levels of the BCa interval (Efron 1987), for the mean.
+
+    The jackknife values of a mean are analytic, ``(n * mean - x_i) / (n - 1)``, so the
+    acceleration ``a = sum(d**3) / (6 * sum(d**2) ** 1.5)`` with ``d = x_i - mean`` costs O(n).
+    ``m2`` and ``m3`` are ``sum(d**2)`` and ``sum(d**3)``.
+    """
+    alpha = (1.0 - confidence_level) / 2.0
+    n_res = distribution.shape[0]
+    # bias correction: share of resampled means below the sample mean, ties counted half;
+    # a resampled mean equal to the mean may differ from it by rounding, hence a tolerance
+    scale = abs(mean) + math.sqrt(m2 / n)
+    tol = 64.0 * math.sqrt(n) * np.finfo(np.float64).eps * scale
+    below = np.count_nonzero(distribution < mean - tol)
+    ties = np.count_nonzero(np.abs(distribution - mean) <= tol)
+    share = (below + 0.5 * ties) / n_res
+    # keep z0 finite when the mean lies outside the resampled means (tiny n or B)
+    share = min(max(share, 0.5 / n_res), 1.0 - 0.5 / n_res)
+    z0 = _NORMAL.inv_cdf(share)
+    accel = m3 / (6.0 * m2 ** 1.5)
+    probabilities = []
+    for z_alpha in (_NORMAL.inv_cdf(alpha), _NORMAL.inv_cdf(1.0 - alpha)):
+        z = z0 + z_alpha
+        denominator = 1.0 - accel * z
+        if denominator <= 0.0:
+            # beyond the pole of the adjustment: the level tends to 0 or 1
+            probabilities.append(1.0 if z > 0 else 0.0)
+        else:
+            probabilities.append(_NORMAL.cdf(z0 + z / denominator))
+    return probabilities
+
+
+def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="percentile",
+                   random_state=None):
+    """Bootstrap confidence interval of the mean of ``scores``.
+
+    Draws ``n_resamples`` resamples of the ``n`` scores with replacement, takes the mean of
+    each, and derives a confidence interval from the distribution of these means.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (n,)
+        Per-ranking scores (e.g. ``Metric.score`` output after NaN handling). They must not
+        contain NaN; ``+inf`` (``MeanRanks`` of a ranking without relevant items) is allowed
+        with ``method='percentile'``.
+    n_resamples : int, default=1000
+        Number of bootstrap resamples, an integer > 1.
+    confidence_level : float, default=0.95
+        Nominal coverage of the interval, strictly between 0 and 1.
+    method : {'percentile', 'bca'}, default='percentile'
+        ``'percentile'`` (the reference's behaviour): the ``(1 - confidence_level) / 2`` and
+        ``(1 + confidence_level) / 2`` quantiles of the bootstrap means. Simple and
+        transformation-respecting; accurate when the sampling distribution of the mean is
+        close to symmetric (large ``n``, metrics like NDCG or Precision over many rankings).
+
+        ``'bca'``: bias-corrected and accelerated percentile interval (Efron 1987). The
+        quantile levels are shifted by a bias correction (share of bootstrap means below the
+        sample mean) and an acceleration (skewness of the jackknife values, exact and O(n)
+        for a mean). It has second-order accurate coverage and is preferable for skewed
+        scores and small ``n``, e.g. ``ReciprocalRank`` or ``HitRate`` with a low hit rate,
+        or a few dozen queries. Requires finite scores.
+        Case-insensitive (``'BCa'`` is accepted).
+    random_state : None, int or numpy.random.Generator, default=None
+        Source of randomness, passed to ``numpy.random.default_rng``: an int seed, a
+        Generator (used as is: its state advances) or anything else ``default_rng`` accepts.
+        ``None`` draws fresh entropy. The global NumPy RNG is never used.
+
+    Returns
+    -------
+    BootstrapResult
+        ``mean``, ``confidence_interval``, ``bootstrap_distribution``, ``standard_error``,
+        ``method``, ``confidence_level`` and ``n_resamples``.
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not 1-D, contains NaN (or both +inf and -inf, or +-inf with
+        ``method='bca'``), or an option is invalid; the message names the argument.
+
+    Notes
+    -----
+    Degenerate cases need no special handling by the caller:
+
+    * no scores: ``mean`` and both bounds are ``nan`` (no warning is raised);
+    * all scores equal (including ``n == 1``): every resampled mean is that value, so the
+      interval has zero width at it and ``standard_error`` is 0, for both methods.
+
+    Results are reproducible for a given ``random_state`` and do not depend on the number of
+    threads. Extra memory is O(n + n_resamples); with few distinct values (``d <= n / 100``)
+    the resamples are drawn as multinomial counts over those values (O(n_resamples * d) work
+    instead of O(n_resamples * n), the same distribution).
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall,
+       1993, chapters 13-14.
+    .. [2] B. Efron, "Better bootstrap confidence intervals", *Journal of the American
+       Statistical Association* 82(397), 1987.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankereval.bootstrap import bootstrap_mean
+    >>> rr = np.array([1.0, 0.5, 0.0, 1.0, 0.25, 0.0, 1.0, 0.5])
+    >>> res = bootstrap_mean(rr, n_resamples=2000, random_state=0)
+    >>> float(res.mean)
+    0.53125
+    >>> low, high = res.confidence_interval
+    >>> bool(low < res.mean < high), res.bootstrap_distribution.shape
+    (True, (2000,))
+    >>> bootstrap_mean([0.5, 0.5, 0.5], random_state=0).confidence_interval
+    (0.5, 0.5)
+    """
+    n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
+    x = _scores(scores)
+    rng = _rng(random_state)
+    n = x.shape[0]
+
+    def result(mean, interval, distribution, standard_error):
+        distribution.setflags(write=False)
+        return BootstrapResult(float(mean), (float(interval[0]), float(interval[1])),
+                               distribution, float(standard_error), method,
+                               confidence_level, n_resamples)
+
+    if n == 0:
+        return result(np.nan, (np.nan, np.nan), np.full(n_resamples, np.nan), np.nan)
+
+    support = _bootstrap.small_support(x, max(1, n // _SHORTCUT_RATIO))
+    if support is not None and support[0].shape[0] == 1:
+        value = support[0][0]            # all scores equal: exact, whatever the rounding
+        return result(value, (value, value), np.full(n_resamples, value), 0.0)
+
+    if method == "bca" and not np.isfinite(x).all():
+        raise ValueError("method='bca' requires finite scores (the acceleration of a mean "
+                         "with infinite values is undefined); use method='percentile'")
+    mean = float(np.mean(x))
+
+    if support is not None:
+        values, counts = support
+        distribution = _multinomial_means(values, counts, n, n_resamples, rng)
+        if method == "bca":
+            d = values - mean
+            m2 = float(np.dot(counts, d * d))
+            m3 = float(np.dot(counts, d * d * d))
+    else:
+        seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
+        distribution = _bootstrap.resample_means(x, n_resamples, seed)
+        if method == "bca":
+            m2, m3 = _bootstrap.centred_moments(x, mean)
+
+    if method == "bca":
+        probabilities = _bca_probabilities(distribution, mean, m2, m3, n, confidence_level)
+    else:
+        probabilities = ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0)
+    interval = _quantiles(np.sort(distribution), probabilities)
+    with np.errstate(invalid="ignore"):
+        standard_error = np.std(distribution, ddof=1)
+    return result(mean, interval, distribution, standard_error)
+
+
+def _multinomial_means(values, counts, n, n_resamples, rng):
+    """Resampled means from multinomial counts over distinct ``values`` (with ``counts``).
+
+    Each resample draws how many times each distinct value is picked, ``Multinomial(n,
+    counts / n)``, which is exactly the law of the multiset of ``n`` draws with replacement.
+    Memory is O(n_resamples + chunk * d).
+    """
+    d = values.shape[0]
+    probabilities = counts / n
+    finite = np.isfinite(values)
+    out = np.empty(n_resamples, dtype=np.float64)
+    chunk = max(1, _SHORTCUT_CELLS // d)
+    for start in range(0, n_resamples, chunk):
+        stop = min(start + chunk, n_resamples)
+        drawn = rng.multinomial(n, probabilities, size=stop - start)
+        if finite.all():
+            out[start:stop] = drawn @ values / n
+        else:
+            # 0 * inf would be nan: the infinite value (one sign only) wins when drawn
+            out[start:stop] = drawn[:, finite] @ values[finite] / n
+            infinite = ~finite
+            hit = (drawn[:, infinite] > 0).any(axis=1)
+            out[start:stop][hit] = values[infinite][0]
+    return out

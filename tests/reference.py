@@ -1,0 +1,286 @@
+"""Slow, literal reference implementation of the rankereval metrics.
+
+Every function here is a direct transcription of the definitions in the API
+contract (``metrics-reference`` plus the project's documented decisions).  They
+are written for readability, not speed: plain Python loops, no numpy.
+
+Each metric function takes
+
+* ``labels``: a ``dict`` mapping item id -> label value for ONE label row.
+  Items that are missing from the dict have label 0 (not relevant).  For the
+  binary-only metrics an item is relevant when its label is > 0 (binary labels
+  only ever hold the value 1).
+* ``ranking``: a ``list`` of item ids, best first.
+* keyword parameters of the metric (``k``, ``truncated``, ...).
+
+and returns one Python ``float``.
+
+Conventions shared by all metrics (from the contract):
+
+* ``n_rel`` is the number of items with a label > 0 in the label row.
+  ``n_rel == 0`` always gives NaN.
+* "hits in the first k'" means: the number of relevant items among the first
+  ``k' = min(k, len(ranking))`` items of the ranking.
+"""
+import math
+
+NAN = float("nan")
+INF = float("inf")
+
+
+# --------------------------------------------------------------------------- #
+# small helpers
+# --------------------------------------------------------------------------- #
+def relevance(labels, item):
+    """Label value of ``item`` (0 when the item is not in the label row)."""
+    return labels.get(item, 0)
+
+
+def is_relevant(labels, item):
+    return relevance(labels, item) > 0
+
+
+def count_relevant(labels):
+    """n_rel: number of items with a label > 0."""
+    n = 0
+    for value in labels.values():
+        if value > 0:
+            n += 1
+    return n
+
+
+def hits_in_top(labels, ranking, cutoff):
+    """Number of relevant items among the first ``cutoff`` ranked items."""
+    hits = 0
+    for position in range(min(cutoff, len(ranking))):
+        if is_relevant(labels, ranking[position]):
+            hits += 1
+    return hits
+
+
+# --------------------------------------------------------------------------- #
+# binary metrics
+# --------------------------------------------------------------------------- #
+def precision(labels, ranking, k, truncated=False):
+    """Precision@k = hits in the first k' / k'.
+
+    k' = min(k, |y|) if truncated else k.  n_rel == 0 -> NaN.
+    truncated and an empty ranking -> NaN (k' would be 0).
+    Non-truncated and an empty ranking -> 0 / k = 0.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    if truncated:
+        k_prime = min(k, len(ranking))
+    else:
+        k_prime = k
+    if k_prime == 0:
+        return NAN
+    hits = hits_in_top(labels, ranking, k)
+    return hits / k_prime
+
+
+def recall(labels, ranking, k, truncated=False):
+    """Recall@k = hits in the first min(k, |y|) / denominator.
+
+    denominator = min(n_rel, k) if truncated else n_rel.  n_rel == 0 -> NaN.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    hits = hits_in_top(labels, ranking, k)
+    if truncated:
+        denominator = min(n_rel, k)
+    else:
+        denominator = n_rel
+    return hits / denominator
+
+
+def f1(labels, ranking, k, truncated=False):
+    """Harmonic mean of Precision@k and Recall@k (same ``truncated``).
+
+    n_rel == 0 -> NaN; no hit in the first min(k, |y|) -> 0 (this includes the
+    empty ranking, also when truncated makes Precision NaN).
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    hits = hits_in_top(labels, ranking, k)
+    if hits == 0:
+        return 0.0
+    p = precision(labels, ranking, k, truncated=truncated)
+    r = recall(labels, ranking, k, truncated=truncated)
+    return 2 * p * r / (p + r)
+
+
+def hit_rate(labels, ranking, k, truncated=False):
+    """1.0 if the single relevant item is in the first min(k, |y|), else 0.0.
+
+    NaN unless the label row has exactly one relevant item.  ``truncated`` has
+    no effect (it is accepted for signature compatibility).
+    """
+    n_rel = count_relevant(labels)
+    if n_rel != 1:
+        return NAN
+    if hits_in_top(labels, ranking, k) > 0:
+        return 1.0
+    return 0.0
+
+
+def reciprocal_rank(labels, ranking, k):
+    """1 / (1-based rank of the first relevant item in the first min(k, |y|)).
+
+    0 if there is none there; n_rel == 0 -> NaN.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    for position in range(min(k, len(ranking))):
+        if is_relevant(labels, ranking[position]):
+            rank = position + 1
+            return 1.0 / rank
+    return 0.0
+
+
+def average_precision(labels, ranking, k):
+    """AP@k = sum_{i <= k', rel(y_i)} Precision@i / min(k, n_rel).
+
+    k' = min(k, |y|); Precision@i = (hits in first i) / i; n_rel == 0 -> NaN.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    total = 0.0
+    hits = 0
+    for position in range(min(k, len(ranking))):
+        rank = position + 1
+        if is_relevant(labels, ranking[position]):
+            hits += 1
+            precision_at_rank = hits / rank
+            total += precision_at_rank
+    return total / min(k, n_rel)
+
+
+def mean_ranks(labels, ranking):
+    """Mean 1-based rank of the relevant items found anywhere in the ranking.
+
+    n_rel == 0 -> NaN; no relevant item in the ranking -> +inf.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    ranks = []
+    for position, item in enumerate(ranking):
+        if is_relevant(labels, item):
+            ranks.append(position + 1)
+    if not ranks:
+        return INF
+    return sum(ranks) / len(ranks)
+
+
+def first_relevant_rank(labels, ranking):
+    """1-based rank of the first relevant item in the whole ranking.
+
+    n_rel == 0 -> NaN; no relevant item in the ranking -> +inf.
+    """
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    for position, item in enumerate(ranking):
+        if is_relevant(labels, item):
+            return float(position + 1)
+    return INF
+
+
+# --------------------------------------------------------------------------- #
+# graded metrics
+# --------------------------------------------------------------------------- #
+def gain(value, relevance_scaling):
+    """f(rel): 'identity' -> rel; 'power' -> 2**rel - 1 (so f(0) == 0)."""
+    if relevance_scaling == "identity":
+        return float(value)
+    if relevance_scaling == "power":
+        return 2.0 ** value - 1.0
+    raise ValueError(relevance_scaling)
+
+
+def discount(rank, log_base):
+    """log_b(rank + 1) for a 1-based rank; b = e ('e') or 2 ('2')."""
+    if log_base == "e":
+        return math.log(rank + 1)
+    if log_base == "2":
+        return math.log2(rank + 1)
+    raise ValueError(log_base)
+
+
+def _dcg_of_gains(values_in_rank_order, k, relevance_scaling, log_base):
+    """sum_{i <= k'} f(value_i) / log_b(i + 1), k' = min(k, len) (k None = all)."""
+    if k is None:
+        cutoff = len(values_in_rank_order)
+    else:
+        cutoff = min(k, len(values_in_rank_order))
+    total = 0.0
+    for position in range(cutoff):
+        rank = position + 1
+        total += gain(values_in_rank_order[position], relevance_scaling) / discount(rank, log_base)
+    return total
+
+
+def dcg(labels, ranking, k=None, relevance_scaling="identity", log_base="e"):
+    """DCG@k = sum_{i <= k'} f(rel(y_i)) / log_b(i + 1).  n_rel == 0 -> NaN."""
+    if count_relevant(labels) == 0:
+        return NAN
+    values = [relevance(labels, item) for item in ranking]
+    return _dcg_of_gains(values, k, relevance_scaling, log_base)
+
+
+def ideal_dcg(labels, k=None, relevance_scaling="identity", log_base="e"):
+    """DCG of the row's own positive label values sorted descending, cut at k."""
+    values = sorted((v for v in labels.values() if v > 0), reverse=True)
+    return _dcg_of_gains(values, k, relevance_scaling, log_base)
+
+
+def ndcg(labels, ranking, k=None, relevance_scaling="identity", log_base="e"):
+    """NDCG@k = DCG@k / IDCG@k.  n_rel == 0 -> NaN."""
+    if count_relevant(labels) == 0:
+        return NAN
+    actual = dcg(labels, ranking, k, relevance_scaling, log_base)
+    ideal = ideal_dcg(labels, k, relevance_scaling, log_base)
+    return actual / ideal
+
+
+# --------------------------------------------------------------------------- #
+# name -> function (names are the rankereval class names)
+# --------------------------------------------------------------------------- #
+REFERENCE = {
+    "Precision": precision,
+    "Recall": recall,
+    "F1": f1,
+    "HitRate": hit_rate,
+    "ReciprocalRank": reciprocal_rank,
+    "AP": average_precision,
+    "MeanRanks": mean_ranks,
+    "FirstRelevantRank": first_relevant_rank,
+    "DCG": dcg,
+    "NDCG": ndcg,
+}
+
+
+def score_rows(metric_fn, label_rows, rankings, **params):
+    """Apply a reference metric row by row, with label broadcasting.
+
+    ``label_rows`` is a list of dicts (one per label row), ``rankings`` a list of
+    lists.  A single label row serves every ranking; otherwise the counts must
+    match.  Returns a list of floats, one per ranking.
+    """
+    if len(label_rows) == 1:
+        label_rows = [label_rows[0]] * len(rankings)
+    if len(label_rows) != len(rankings):
+        raise ValueError(
+            "%d label rows for %d rankings" % (len(label_rows), len(rankings))
+        )
+    scores = []
+    for labels, ranking in zip(label_rows, rankings):
+        scores.append(float(metric_fn(labels, list(ranking), **params)))
+    return scores
