@@ -90,29 +90,37 @@ def use_marker(int64_t max_id, Py_ssize_t total):
     return max_id < (1 << 26) and max_id <= 8 * total + (1 << 20)
 
 
-def minmax_2d(const in_id_t[:, :] a, int n_threads):
-    """(min, max) of a 2-D integer array of any strides."""
+def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
+    """Copy ``a`` (any strides) into ``out`` with a C cast; return (min, max) of ``a``.
+
+    One pass for conversion and range check: the caller retries with a wider ``out`` when
+    the max does not fit, and rejects negative ids, so the cast never loses information in
+    a result that is kept.
+    """
     cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
     cdef int64_t[::1] row_lo = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] row_hi = np.empty(n, dtype=np.int64)
-    cdef bint unit_stride = a.strides[1] == sizeof(in_id_t)
+    cdef bint unit_stride = m > 0 and a.strides[1] == sizeof(in_id_t)
     cdef const in_id_t* p
+    cdef rank_t* q
     cdef in_id_t v, a_lo, a_hi
     if n == 0 or m == 0:
         return 0, -1
     for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
         a_lo = a[i, 0]
         a_hi = a_lo
+        q = &out[i, 0]
         if unit_stride:
-            # contiguous rows: a plain pointer loop the compiler vectorises
             p = &a[i, 0]
-            for j in range(1, m):
+            for j in range(m):
                 v = p[j]
+                q[j] = <rank_t> v
                 a_lo = v if v < a_lo else a_lo
                 a_hi = v if v > a_hi else a_hi
         else:
-            for j in range(1, m):
+            for j in range(m):
                 v = a[i, j]
+                q[j] = <rank_t> v
                 a_lo = v if v < a_lo else a_lo
                 a_hi = v if v > a_hi else a_hi
         row_lo[i] = a_lo
@@ -120,22 +128,20 @@ def minmax_2d(const in_id_t[:, :] a, int n_threads):
     return int(np.min(row_lo)), int(np.max(row_hi))
 
 
-def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id, int n_threads):
-    """Copy ``a`` (any strides) into ``out`` and flag rows holding a repeated id.
+def dense_duplicates(const rank_t[:, ::1] ids, int64_t max_id, int n_threads):
+    """Flag the rows of a 2-D id array that hold a repeated id (ids in [0, max_id]).
 
-    Returns an int8 array, 1 where a row has a duplicate. Ids must be known to lie in
-    [0, max_id] (checked by the caller with ``minmax_2d``).
+    Returns an int8 array, 1 where a row has a duplicate.
     """
-    cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
+    cdef Py_ssize_t n = ids.shape[0], m = ids.shape[1], i
     cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
-    cdef bint unit_stride = m > 0 and a.strides[1] == sizeof(in_id_t)
-    cdef const in_id_t* p
-    cdef rank_t* q
     cdef bint marker_mode = use_marker(max_id, n * m)
     cdef int tbits = _table_bits(m)
     cdef int32_t* marker = NULL
     cdef int64_t* table = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    if m < 2:
+        return np.asarray(bad)
     with nogil, parallel(num_threads=n_threads):
         marker = NULL
         table = NULL
@@ -147,15 +153,7 @@ def dense_to_rankings(const in_id_t[:, :] a, rank_t[:, ::1] out, int64_t max_id,
             failed[0] = 1
         else:
             for i in prange(n, schedule='static'):
-                if unit_stride:
-                    p = &a[i, 0]
-                    q = &out[i, 0]
-                    for j in range(m):
-                        q[j] = <rank_t> p[j]
-                else:
-                    for j in range(m):
-                        out[i, j] = <rank_t> a[i, j]
-                if m > 1 and _first_dup(&out[i, 0], m, marker, <int32_t> (i + 1), table, tbits) >= 0:
+                if _first_dup(&ids[i, 0], m, marker, <int32_t> (i + 1), table, tbits) >= 0:
                     bad[i] = 1
         free(marker)
         free(table)

@@ -770,12 +770,15 @@ def _dense_rankings(a, name):
     if a.dtype not in (np.int32, np.int64) or not a.dtype.isnative:
         a = a.astype(np.int64)
     threads = _n_threads(a.size)
-    lo, hi = _convert.minmax_2d(a, threads)
+    out = np.empty((n, m), dtype=np.int32)
+    lo, hi = _convert.copy_minmax(a, out, threads)
     if lo < 0:
         r = int(np.flatnonzero((a < 0).any(axis=1))[0])
         raise ValueError(f"{name}: item ids must be non-negative, got {a[r][a[r] < 0][0]} in row {r}")
-    out = np.empty((n, m), dtype=_id_dtype(max(hi, 0)))
-    bad = _convert.dense_to_rankings(a, out, max(hi, 0), threads)
+    if hi > _INT32_MAX:  # rare: ids beyond int32, redo the copy at full width
+        out = np.empty((n, m), dtype=np.int64)
+        _convert.copy_minmax(a, out, threads)
+    bad = _convert.dense_duplicates(out, max(hi, 0), threads)
     rows = np.flatnonzero(bad)
     if rows.size:
         r = int(rows[0])
