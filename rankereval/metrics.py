@@ -767,9 +767,8 @@ class DCG(Metric):
         """1 / log_b(i + 1) for ranks i = 1 .. n."""
         return 1.0 / _LOG_BASES[self.log_base](np.arange(2, n + 2, dtype=np.float64))
 
-    def _score(self, y_true, y_pred, norm=None, n_disc=None):
-        width = y_pred.indices.shape[1]
-        disc = self._discounts(max(width, n_disc or 0) + 1)
+    def _score(self, y_true, y_pred, norm=None):
+        disc = self._discounts(y_pred.indices.shape[1] + 1)
         return self._run(y_true, y_pred, self.k, disc=disc, power=_SCALINGS[self.relevance_scaling], norm=norm)
 
 
