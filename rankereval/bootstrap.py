@@ -104,6 +104,7 @@ class BootstrapResult:
 
         Examples
         --------
+        >>> from rankereval.bootstrap import BootstrapResult
         >>> BootstrapResult.undefined(10).confidence_interval
         (nan, nan)
         """

@@ -408,6 +408,11 @@ class Recall(_CutoffMetric):
     2. There are no relevant items in ``y_true``: NaN. This marks invalid instances
        explicitly.
 
+    References
+    ----------
+    .. [MN] C. D. Manning, P. Raghavan and H. Schütze: "Introduction to Information
+       Retrieval". Cambridge University Press (2008).
+
     Examples
     --------
     >>> from rankereval import BinaryLabels, Rankings, Recall
@@ -451,6 +456,11 @@ class F1(_CutoffMetric):
        (also with ``truncated=True``, where Precision@k alone would be NaN).
     2. Recall@k = Precision@k = 0: F1@k is defined as 0.
     3. There are no relevant items in ``y_true``: NaN.
+
+    References
+    ----------
+    .. [MN] C. D. Manning, P. Raghavan and H. Schütze: "Introduction to Information
+       Retrieval". Cambridge University Press (2008).
 
     Examples
     --------
@@ -497,6 +507,11 @@ class HitRate(_CutoffMetric):
     1. The ranking is empty, :math:`|y| = 0`: HitRate@k is 0.
     2. The label row does not contain exactly one relevant item: NaN (zero or several
        relevant items make "the hit" ill-defined; use Recall@k there).
+
+    References
+    ----------
+    .. [MN] C. D. Manning, P. Raghavan and H. Schütze: "Introduction to Information
+       Retrieval". Cambridge University Press (2008).
 
     Examples
     --------
@@ -595,6 +610,11 @@ class AP(_CutoffMetric):
     1. The ranking is empty, :math:`|y| = 0`: 0.
     2. There are no relevant items in ``y_true``: NaN, consistent with the other metrics.
     3. There are no relevant items in the top k of the ranking: 0.
+
+    References
+    ----------
+    .. [MN] C. D. Manning, P. Raghavan and H. Schütze: "Introduction to Information
+       Retrieval". Cambridge University Press (2008).
 
     Examples
     --------
@@ -799,6 +819,11 @@ class NDCG(DCG):
     2. There are no items with relevance > 0 in ``y_true``: NaN, consistent with the other
        metrics.
     3. There are no items with relevance > 0 in the top k of the ranking: 0.
+
+    References
+    ----------
+    .. [KJ] K. Järvelin, J. Kekäläinen: "Cumulated gain-based evaluation of IR
+       techniques". ACM Transactions on Information Systems 20(4), 422-446 (2002).
 
     Examples
     --------

@@ -1,0 +1,309 @@
+"""Sphinx configuration for the rankereval documentation.
+
+Build (from the repository root, after ``python setup.py build_ext --inplace``
+or ``pip install .``)::
+
+    sphinx-build -W --keep-going -b html docs docs/_build/html
+
+The build is meant to work without network access (CI has none):
+
+* **Intersphinx** links to Python, NumPy, SciPy and pandas come from their online
+  inventories.  When an inventory cannot be fetched, Sphinx falls back to a
+  local copy (Debian's ``python3.11-doc`` for Python, or a file named
+  ``<name>.inv`` in ``$RANKEREVAL_INTERSPHINX_DIR``) and finally to an empty
+  inventory written at build time, so an offline build simply has no links
+  into those projects instead of failing.
+* **Formulas** are rendered by MathJax.  If ``docs/_static/mathjax/`` holds a
+  local MathJax 3 (``bash docs/_tools/fetch_mathjax.sh`` puts it there from
+  the npm registry), the pages use it and render formulas offline; otherwise
+  they load MathJax from its CDN.
+"""
+import os
+import re
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+DOCS_DIR = Path(__file__).resolve().parent
+ROOT_DIR = DOCS_DIR.parent
+
+# Document the working tree when its extensions are built in place
+# (``python setup.py build_ext --inplace``); otherwise the installed package
+# (``pip install .``), since a source tree without compiled kernels cannot be
+# imported.
+if any((ROOT_DIR / "rankereval").glob("_kernels*.so")) or any(
+    (ROOT_DIR / "rankereval").glob("_kernels*.pyd")
+):
+    sys.path.insert(0, str(ROOT_DIR))
+
+# -- Project information -----------------------------------------------------
+
+project = "rankereval"
+author = "rankereval developers"
+copyright = "rankereval developers"
+
+
+def _version():
+    try:
+        import rankereval
+
+        return rankereval.__version__
+    except (ImportError, AttributeError):
+        text = (ROOT_DIR / "pyproject.toml").read_text(encoding="utf-8")
+        match = re.search(r'^version\s*=\s*"([^"]+)"', text, flags=re.MULTILINE)
+        return match.group(1) if match else "unknown"
+
+
+release = _version()
+version = ".".join(release.split(".")[:2])
+
+# -- General configuration ---------------------------------------------------
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.doctest",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "_tools", "Thumbs.db", ".DS_Store"]
+root_doc = "index"
+language = "en"
+default_role = "autolink"
+pygments_style = "sphinx"
+
+# -- autodoc / autosummary / numpydoc ----------------------------------------
+
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"member-order": "bysource"}
+autodoc_typehints = "none"
+autodoc_inherit_docstrings = True
+
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+numpydoc_xref_param_type = True
+numpydoc_xref_aliases = {
+    # Plain targets for builtins (numpydoc's defaults spell them "python:int"
+    # etc., which an offline build would print verbatim); intersphinx resolves
+    # them into the Python documentation when its inventory is available.
+    "int": "int",
+    "float": "float",
+    "str": "str",
+    "string": "str",
+    "dict": "dict",
+    "list": "list",
+    "tuple": "tuple",
+    "None": "None",
+    "True": "True",
+    "False": "False",
+    "callable": "callable",
+    "float64": "numpy.float64",
+    "ndarrays": "numpy.ndarray",
+    "ndarray": "numpy.ndarray",
+    "Generator": "numpy.random.Generator",
+    "RandomState": "numpy.random.RandomState",
+    "sparse matrix": "scipy.sparse.spmatrix",
+    "csr_array": "scipy.sparse.csr_array",
+    "Labels": "rankereval.data.Labels",
+    "BinaryLabels": "rankereval.BinaryLabels",
+    "NumericLabels": "rankereval.NumericLabels",
+    "Rankings": "rankereval.Rankings",
+    "BootstrapResult": "rankereval.bootstrap.BootstrapResult",
+}
+numpydoc_xref_ignore = {
+    "scipy",
+    "sparse",
+    "path",
+    "file",
+    "binary",
+    "object",
+    "number",
+    "of",
+    "or",
+    "and",
+    "optional",
+    "default",
+    "shape",
+    "n_rankings",
+    "n_rows",
+    "n_items",
+    "max_len",
+    "lists",
+    "list of",
+    "int or None",
+    "None",
+}
+
+# -- doctest (``sphinx-build -b doctest docs docs/_build/doctest``) ----------
+# The same ``>>>`` blocks are run by pytest (``--doctest-glob='*.rst'``) with
+# the option flags configured in pyproject.toml; keep both in agreement.
+import doctest  # noqa: E402
+
+doctest_default_flags = (
+    doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.DONT_ACCEPT_TRUE_FOR_1
+)
+doctest_test_doctest_blocks = "default"
+
+# -- intersphinx -------------------------------------------------------------
+
+intersphinx_timeout = 10
+
+
+def _empty_inventory():
+    """Write an inventory with no entries: the offline fallback of last resort."""
+    path = Path(tempfile.gettempdir()) / "rankereval-docs-empty-objects.inv"
+    header = (
+        b"# Sphinx inventory version 2\n"
+        b"# Project: empty offline fallback\n"
+        b"# Version: 0\n"
+        b"# The remainder of this file is compressed using zlib.\n"
+    )
+    data = header + zlib.compress(b"")
+    if not path.is_file() or path.read_bytes() != data:
+        path.write_bytes(data)
+    return str(path)
+
+
+def _inventory(name, url, local_candidates=()):
+    """Online inventory first, then local copies, then the empty fallback."""
+    locations = [None]
+    user_dir = os.environ.get("RANKEREVAL_INTERSPHINX_DIR")
+    if user_dir:
+        local_candidates = [os.path.join(user_dir, f"{name}.inv"), *local_candidates]
+    locations += [p for p in local_candidates if os.path.isfile(p)]
+    locations.append(_empty_inventory())
+    return (url, tuple(locations))
+
+
+intersphinx_mapping = {
+    "python": _inventory(
+        "python",
+        "https://docs.python.org/3/",
+        [
+            f"/usr/share/doc/python{sys.version_info[0]}.{sys.version_info[1]}/html/objects.inv",
+            "/usr/share/doc/python3/html/objects.inv",
+        ],
+    ),
+    "numpy": _inventory("numpy", "https://numpy.org/doc/stable/"),
+    "scipy": _inventory("scipy", "https://docs.scipy.org/doc/scipy/"),
+    "pandas": _inventory("pandas", "https://pandas.pydata.org/docs/"),
+}
+
+# -- math --------------------------------------------------------------------
+
+_LOCAL_MATHJAX = DOCS_DIR / "_static" / "mathjax" / "tex-chtml.js"
+if _LOCAL_MATHJAX.is_file():
+    # relative paths are served from _static/
+    mathjax_path = "mathjax/tex-chtml.js"
+
+# -- HTML output -------------------------------------------------------------
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"rankereval {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_show_sourcelink = False
+html_theme_options = {
+    "navbar_align": "left",
+    "header_links_before_dropdown": 7,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+# pages without sub-pages need no section navigation: give the text the width
+html_sidebars = {
+    page: []
+    for page in ("index", "installation", "quickstart", "definitions", "api", "changelog")
+}
+html_context = {"default_mode": "light"}
+
+
+# -- offline builds ----------------------------------------------------------
+
+
+def _skip_unavailable_external_refs(app, env, node, contnode):
+    """Render ``:ref:``/``:term:`` targets of an unloaded inventory as plain text.
+
+    numpydoc links types such as ``bool`` or ``array_like`` to labels of the
+    Python and NumPy documentation. Without their inventories (an offline
+    build) those references cannot resolve; they are shown unlinked instead of
+    failing the build. References into inventories that did load, and all
+    references inside this project, are untouched.
+    """
+    target = node.get("reftarget", "")
+    if node.get("reftype") not in ("ref", "term") or ":" not in target:
+        return None
+    project = target.split(":", 1)[0]
+    if project not in app.config.intersphinx_mapping:
+        return None
+    try:
+        from sphinx.ext.intersphinx._shared import InventoryAdapter
+    except ImportError:  # Sphinx < 7.3
+        from sphinx.ext.intersphinx import InventoryAdapter
+
+    if InventoryAdapter(env).named_inventory.get(project):
+        return None  # loaded: a genuinely wrong target still warns
+    return contnode
+
+
+def _public_bases(app, name, obj, options, bases):
+    """Show the nearest public classes instead of private helper bases."""
+
+    def public(cls):
+        if not cls.__name__.startswith("_"):
+            return [cls]
+        found = []
+        for base in cls.__bases__:
+            if base is not object:
+                found.extend(b for b in public(base) if b not in found)
+        return found
+
+    new = []
+    for base in bases:
+        for b in public(base) if isinstance(base, type) else [base]:
+            if b not in new:
+                new.append(b)
+    bases[:] = new or [object]
+
+
+_REEXPORTING_MODULES = ("rankereval.data.", "rankereval.metrics.")
+
+
+def _resolve_reexported(app, env, node, contnode):
+    """Resolve ``rankereval.data.X`` / ``rankereval.metrics.X`` to ``rankereval.X``.
+
+    The classes are documented under their public top-level names
+    (``rankereval.NDCG``); autodoc registers the defining module's name as an
+    alias for the classes themselves, but not for their methods and
+    attributes, which docstrings also reference by the module path (or
+    relative to it).
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    module = node.get("py:module") or ""
+    if target.startswith(_REEXPORTING_MODULES):
+        new_target = "rankereval." + target.split(".", 2)[2]
+    elif module + "." in _REEXPORTING_MODULES and not target.startswith("rankereval"):
+        new_target = "rankereval." + target
+    else:
+        return None
+    domain = env.get_domain("py")
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], new_target, node, contnode
+    )
+
+
+def setup(app):
+    app.connect("autodoc-process-bases", _public_bases)
+    app.connect("missing-reference", _resolve_reexported)
+    # after intersphinx's own handler
+    app.connect("missing-reference", _skip_unavailable_external_refs, priority=900)

@@ -1,0 +1,9 @@
+"""pytest configuration for the documentation's doctests.
+
+``python -m pytest docs`` runs every ``>>>`` example of the guide pages
+(``--doctest-glob='*.rst'`` comes from pyproject.toml).  Sphinx's own files are
+not test modules: importing ``conf.py`` would change ``sys.path`` for the rest
+of the session, and build output or templates hold no examples to run.
+"""
+collect_ignore = ["conf.py"]
+collect_ignore_glob = ["_build/*", "_templates/*", "_static/*", "_tools/*", "api/generated/*"]
