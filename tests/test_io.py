@@ -1,0 +1,564 @@
+"""Tests of rankereval.io: TREC files and DataFrames to labels and rankings.
+
+A slow reference reader (plain Python dicts and sorts, written from the documented rules)
+checks the fast reader on generated TREC pairs with awkward ids, ties, shuffled lines and
+queries on one side only; pytrec_eval checks the numbers of the metrics where trec_eval's
+definitions coincide with ours. Both parsers (pyarrow and pandas) are exercised.
+"""
+import gzip
+import importlib.util
+import io
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from rankereval import AP, NDCG, BinaryLabels, NumericLabels, Precision, Rankings, Recall, ReciprocalRank  # noqa: E402
+from rankereval import io as rio  # noqa: E402
+from rankereval.io import TrecFormatError, from_dataframes, read_trec, sample_paths  # noqa: E402
+
+HAVE_PYARROW = rio._pyarrow() is not None
+
+
+@pytest.fixture(params=["pyarrow", "pandas"])
+def parser(request, monkeypatch):
+    """Run a test with each of the two parsers."""
+    if request.param == "pyarrow" and not HAVE_PYARROW:
+        pytest.skip("pyarrow not installed")
+    monkeypatch.setattr(rio, "_USE_PYARROW", request.param == "pyarrow")
+    return request.param
+
+
+# ----------------------------------------------------------------------------------------
+# generated TREC pairs and a slow reference reader
+# ----------------------------------------------------------------------------------------
+
+def make_pair(seed, n_queries=12, only_qrels=2, only_run=2, grades=(0, 1, 2, 3), negative=False):
+    """(qrels lines, run lines): awkward ids, ties, shuffled run lines, one-sided queries."""
+    rng = random.Random(seed)
+    qids = [str(x) for x in rng.sample([1, 2, 3, 10, 11, 20, 100, 7, 8, 9, 42, 5, 6, 77, 300, 12], n_queries)]
+    qids[0] = "q" + qids[0]
+    qrels, run = [], []
+    for i, q in enumerate(qids):
+        docs = [f"D{rng.randrange(40)}" for _ in range(30)]
+        docs = list(dict.fromkeys(docs))
+        judged = rng.sample(docs, min(len(docs), 12)) + [f"U{i}"]  # U: judged, never retrieved
+        if i < len(qids) - only_run:
+            for d in judged:
+                g = rng.choice(grades)
+                if negative and rng.random() < 0.1:
+                    g = -1
+                qrels.append(f"{q} 0 {d} {g}")
+        if i >= only_qrels:
+            for rank, d in enumerate(docs, 1):
+                s = rng.choice([0.5, 1.0, 1.5, 2.0, 2.25, 3.0, rng.random() * 3])
+                if d.endswith("7"):
+                    s = 1.00000001  # ties 1.0 at 32-bit precision only
+                run.append(f"{q} Q0 {d} {rank} {s!r} tag")
+    rng.shuffle(run)
+    rng.shuffle(qrels)
+    return qrels, run
+
+
+def ref_read(qrels_lines, run_lines, tie_break="trec_eval", missing="drop", extra="drop"):
+    """Slow reference: {query: (ranked doc ids, {doc: grade})} for the rows, in row order."""
+    qrels, run = {}, {}
+    for line in qrels_lines:
+        q, _it, d, g = line.split()
+        qrels.setdefault(q, {})[d] = float(g)
+    for i, line in enumerate(run_lines):
+        q, _q0, d, _rank, s, _tag = line.split()
+        run.setdefault(q, []).append((d, float(s), i))
+    rows = set(qrels) & set(run)
+    if missing == "empty":
+        rows |= set(qrels)
+    if extra == "keep":
+        rows |= set(run)
+    out = {}
+    for q in sorted(rows):
+        docs = list(run.get(q, []))
+        if tie_break == "trec_eval":
+            docs.sort(key=lambda t: t[0], reverse=True)
+            docs.sort(key=lambda t: -float(np.float32(t[1])))
+        elif tie_break == "docid":
+            docs.sort(key=lambda t: t[0])
+            docs.sort(key=lambda t: -t[1])
+        else:
+            docs.sort(key=lambda t: t[2])
+            docs.sort(key=lambda t: -t[1])
+        out[q] = ([d for d, _s, _i in docs], qrels.get(q, {}))
+    return out
+
+
+def as_strings(data):
+    """{query: (ranked doc ids, {doc: grade}, set of relevant docs)} of a TrecData."""
+    out = {}
+    ranks = data.rankings.to_list()
+    num_idx, num_val = data.numeric_labels.indices_to_list(), data.numeric_labels.labels_to_list()
+    bin_idx = data.binary_labels.indices_to_list()
+    for r, q in enumerate(data.query_ids):
+        out[str(q)] = (
+            [data.doc_ids[i] for i in ranks[r]],
+            {data.doc_ids[i]: v for i, v in zip(num_idx[r], num_val[r])},
+            {data.doc_ids[i] for i in bin_idx[r]},
+        )
+    return out
+
+
+def write(path, lines, gz=False, end="\n"):
+    text = "".join(line + end for line in lines).encode()
+    if gz:
+        text = gzip.compress(text)
+    with open(path, "wb") as fh:
+        fh.write(text)
+    return str(path)
+
+
+def check_against_reference(data, qrels, run, level=1, **kw):
+    ref = ref_read(qrels, run, **kw)
+    got = as_strings(data)
+    assert list(got) == list(ref)
+    for q, (ranked, grades) in ref.items():
+        g_ranked, g_grades, g_rel = got[q]
+        assert g_ranked == ranked, q
+        assert g_grades == {d: max(v, 0.0) for d, v in grades.items() if v > 0}, q
+        assert g_rel == {d for d, v in grades.items() if v >= level}, q
+
+
+# ----------------------------------------------------------------------------------------
+# files
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tie_break", ["trec_eval", "docid", "input"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_read_trec_matches_reference(tmp_path, parser, tie_break, seed):
+    qrels, run = make_pair(seed, negative=True)
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run), tie_break=tie_break)
+    check_against_reference(data, qrels, run, tie_break=tie_break)
+    rep = data.report
+    assert rep.n_judgements == len(qrels) and rep.n_run_lines == len(run)
+    assert rep.n_queries == len(data.query_ids) == data.rankings.n_rows == data.binary_labels.n_rows
+    assert len(rep.missing_queries) == 2 and len(rep.extra_queries) == 2
+    assert rep.n_dropped_run_lines == sum(line.split()[0] in rep.extra_queries for line in run)
+    assert rep.n_negative_labels == sum(line.split()[3] == "-1" for line in qrels)
+    assert rep.n_tied_lines > 0
+    assert isinstance(data.binary_labels, BinaryLabels) and isinstance(data.numeric_labels, NumericLabels)
+    assert isinstance(data.rankings, Rankings)
+
+
+@pytest.mark.parametrize("missing,extra", [("empty", "drop"), ("drop", "keep"), ("empty", "keep")])
+def test_missing_and_extra_queries(tmp_path, parser, missing, extra):
+    qrels, run = make_pair(3)
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run), missing=missing, extra=extra)
+    check_against_reference(data, qrels, run, missing=missing, extra=extra)
+    rep = data.report
+    assert (rep.missing, rep.extra) == (missing, extra)
+    scores = data.score(Precision(5))
+    rows = {str(q): i for i, q in enumerate(data.query_ids)}
+    for q in rep.missing_queries:
+        if missing == "empty":
+            assert data.rankings.lengths[rows[q]] == 0
+            assert scores[rows[q]] in (0.0,) or np.isnan(scores[rows[q]])
+        else:
+            assert q not in rows
+    for q in rep.extra_queries:
+        if extra == "keep":
+            assert np.isnan(scores[rows[q]])  # no judgements: undefined
+        else:
+            assert q not in rows
+    assert any("of the qrels not in the run" in n for n in rep.notes())
+
+
+def test_missing_extra_error_and_nothing_in_common(tmp_path):
+    qrels, run = make_pair(4)
+    q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
+    with pytest.raises(ValueError, match="no ranking in"):
+        read_trec(q, r, missing="error")
+    with pytest.raises(ValueError, match="no judgements in"):
+        read_trec(q, r, extra="error")
+    other = write(tmp_path / "o", ["zzz Q0 D1 1 1.0 t"])
+    with pytest.raises(ValueError, match="no query to evaluate"):
+        read_trec(q, other)
+    # with -c the judged queries are evaluated with empty rankings
+    data = read_trec(q, other, missing="empty")
+    assert data.rankings.lengths.sum() == 0
+    assert np.all(data.score(Recall(10))[~np.isnan(data.score(Recall(10)))] == 0)
+
+
+def test_gzip_and_file_objects(tmp_path, parser):
+    qrels, run = make_pair(5)
+    plain = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    gz = read_trec(write(tmp_path / "q.gz", qrels, gz=True), write(tmp_path / "r.anything", run, gz=True))
+    assert as_strings(plain) == as_strings(gz)
+    objs = read_trec(io.BytesIO("\n".join(qrels).encode()), io.StringIO("\n".join(run)))
+    assert as_strings(plain) == as_strings(objs)
+
+
+def test_whitespace_variants(tmp_path, parser):
+    qrels, run = make_pair(6)
+    ref = as_strings(read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run)))
+    messy_run = ["\ufeff" + run[0]] + [("  " if i % 3 == 0 else "") + line.replace(" ", "\t" if i % 2 else "   ")
+                                       + (" \t" if i % 5 == 0 else "") for i, line in enumerate(run[1:])]
+    messy_run.insert(4, "")
+    messy_run.insert(7, "   \t ")
+    q = write(tmp_path / "q2", qrels, end="\r\n")
+    r = tmp_path / "r2"
+    r.write_bytes("\n".join(messy_run).encode())  # no final newline
+    assert as_strings(read_trec(q, str(r))) == ref
+
+
+def test_relevance_level_and_negative_grades(tmp_path, parser):
+    qrels = ["a 0 d1 2", "a 0 d2 1", "a 0 d3 0", "a 0 d4 -2", "b 0 d1 1"]
+    run = ["a Q0 d4 1 4 t", "a Q0 d2 2 3 t", "a Q0 d1 3 2 t", "b Q0 d1 1 1 t"]
+    q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
+    d1 = read_trec(q, r)
+    d2 = read_trec(q, r, relevance_level=2)
+    docs = d1.doc_ids
+    assert [[docs[i] for i in row] for row in d1.binary_labels.indices_to_list()] == [["d1", "d2"], ["d1"]]
+    assert [[docs[i] for i in row] for row in d2.binary_labels.indices_to_list()] == [["d1"], []]
+    assert d1.numeric_labels.labels_to_list() == [[2.0, 1.0], [1.0]]  # d3 (0) and d4 (-2) not stored
+    assert d1.report.n_negative_labels == 1 and d2.report.n_queries_without_relevant == 1
+    assert np.isnan(d2.score(Precision(1))[1])
+    # graded metrics use the grades whatever the level
+    np.testing.assert_allclose(d1.score(NDCG(3)), d2.score(NDCG(3)))
+    assert any("negative" in n for n in d1.report.notes())
+    assert any("no document with relevance >= 2" in n for n in d2.report.notes())
+
+
+def test_order_by_rank(tmp_path, parser):
+    qrels = ["a 0 x 1"]
+    run = ["a Q0 x 2 9.0 t", "a Q0 y 1 1.0 t", "a Q0 z 2 5.0 t", "a Q0 w 3 5.0 t"]
+    q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
+    by_score = read_trec(q, r)
+    by_rank = read_trec(q, r, order_by="rank")
+    by_rank_docid = read_trec(q, r, order_by="rank", tie_break="docid")
+    names = lambda d: [d.doc_ids[i] for i in d.rankings.to_list()[0]]  # noqa: E731
+    assert names(by_score) == ["x", "z", "w", "y"]  # 5.0 tie: larger docid first
+    assert names(by_rank) == ["y", "z", "x", "w"]  # rank 2 tie: larger docid first
+    assert names(by_rank_docid) == ["y", "x", "z", "w"]
+
+
+def test_trec_eval_ties_use_32bit_scores(tmp_path):
+    qrels = ["a 0 x 1"]
+    run = ["a Q0 x 1 1.00000001 t", "a Q0 y 2 1.0 t"]
+    q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
+    names = lambda d: [d.doc_ids[i] for i in d.rankings.to_list()[0]]  # noqa: E731
+    assert names(read_trec(q, r)) == ["y", "x"]  # equal as float32: docid descending
+    assert names(read_trec(q, r, tie_break="docid")) == ["x", "y"]  # exact scores differ
+    assert names(read_trec(q, r, tie_break="input")) == ["x", "y"]
+
+
+@pytest.mark.parametrize("prefix", ["", "d", "document-", "é"])
+def test_larger_files_match_reference(tmp_path, parser, prefix):
+    """Enough lines for the packed-id fast path (ids up to 8 bytes) and the string fallback."""
+    rng = random.Random(len(prefix))
+    qrels, run = [], []
+    for q in range(60):
+        docs = rng.sample(range(3000), 60)
+        for rank, d in enumerate(docs, 1):
+            run.append(f"{q} Q0 {prefix}{d} {rank} {rng.choice([1.5, 2.0, rng.random()])!r} t")
+        for d in docs[:15] + [4000 + q]:
+            qrels.append(f"{q} 0 {prefix}{d} {rng.randrange(3)}")
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    check_against_reference(data, qrels, run)
+    assert len(set(data.doc_ids)) == len(data.doc_ids) == len({line.split()[2] for line in qrels + run})
+
+
+def test_pack_short_strings():
+    pa = pytest.importorskip("pyarrow")
+    rng = random.Random(1)
+    for alphabet, longest, packed in [("abcXYZ019", 8, True), ("ab", 3, True), ("aé", 4, True), ("ab", 9, False)]:
+        values = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, longest))) for _ in range(3000)]
+        values[0] = alphabet[0] * longest  # the longest possible id is there
+        arr = pa.array(values)
+        got = rio._pack_short_strings(arr)
+        assert (got is not None) == packed
+        for a, v in [(arr, values), (arr.slice(77, 2000), values[77:2077])]:
+            codes, uniques = rio._factorize(a)
+            assert [uniques[c].as_py() for c in codes] == v
+        if packed:  # order-preserving (byte order)
+            order = sorted(range(len(values)), key=lambda i: values[i].encode())
+            assert all(got[i] <= got[j] for i, j in zip(order, order[1:]))
+    assert rio._pack_short_strings(pa.array(["a\x00b"] * 2000)) is None
+
+
+def test_sorted_input_fast_path_equals_general_path(tmp_path):
+    qrels, run = make_pair(7, only_qrels=0, only_run=0)
+    shuffled = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    # the same lines grouped by query and sorted best first (what real runs look like)
+    ordered = sorted(run, key=lambda line: (line.split()[0][::-1], -float(np.float32(line.split()[4])),
+                                            [-ord(c) for c in line.split()[2]]))
+    grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r2", ordered))
+    assert as_strings(shuffled) == as_strings(grouped)
+
+
+def test_ids_are_strings(tmp_path, parser):
+    qrels = ["01 0 007 1", "1 0 7 1"]
+    run = ["1 Q0 7 1 1.0 t", "01 Q0 007 1 2.0 t", "01 Q0 7 2 1.0 t"]
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    assert list(data.query_ids) == ["01", "1"]
+    got = as_strings(data)
+    assert got["01"][0] == ["007", "7"] and got["01"][2] == {"007"}
+    assert got["1"][0] == ["7"] and got["1"][2] == {"7"}
+
+
+def test_sample_files(tmp_path):
+    qrels, run = sample_paths()
+    data = read_trec(qrels, run)
+    assert data.n_queries == 20 and data.report.n_run_lines == 1000
+    assert not data.report.notes()
+    # the shipped files are exactly what the documented script writes
+    spec = importlib.util.spec_from_file_location("make_sample", os.path.join(os.path.dirname(qrels), "make_sample.py"))
+    make_sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_sample)
+    q_lines, r_lines = make_sample.make(random.Random(make_sample.SEED))
+    with open(qrels) as fh:
+        assert fh.read() == "".join(q_lines)
+    with open(run) as fh:
+        assert fh.read() == "".join(r_lines)
+
+
+def test_progress_bar(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    qrels, run = make_pair(8)
+    read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run, gz=True), progress=True)
+    assert "reading r" in capsys.readouterr().err
+    read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run), progress=None)
+    assert capsys.readouterr().err == ""  # not a terminal
+
+
+def test_trecdata_helpers(tmp_path):
+    data = read_trec(*sample_paths())
+    assert data.labels_for(NDCG(5)) is data.numeric_labels
+    assert data.labels_for(AP(5)) is data.binary_labels
+    assert data.mean(AP(5)) == AP(5).mean(data.binary_labels, data.rankings)
+    row = data.query_ids.get_loc("q03")
+    assert data.score(NDCG(5))[row] == NDCG(5).score(data.numeric_labels, data.rankings)[row]
+    assert "TrecData(n_queries=20" in repr(data)
+    assert "20 queries evaluated" in data.report.summary()
+
+
+def test_import_does_not_import_pandas():
+    code = ("import sys, rankereval, rankereval.io, rankereval.cli; "
+            "bad = [m for m in ('pandas', 'pyarrow', 'tqdm') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+
+
+# ----------------------------------------------------------------------------------------
+# agreement with trec_eval (pytrec_eval)
+# ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [10, 11, 12])
+def test_agrees_with_pytrec_eval(tmp_path, seed):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = make_pair(seed, n_queries=14)
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    qrel_d, run_d = {}, {}
+    for line in qrels:
+        q, _it, d, g = line.split()
+        qrel_d.setdefault(q, {})[d] = int(g)
+    for line in run:
+        q, _q0, d, _rank, s, _tag = line.split()
+        run_d.setdefault(q, {})[d] = float(s)
+    measures = {"P_5", "P_10", "recall_5", "recall_20", "ndcg_cut_5", "ndcg_cut_10", "recip_rank"}
+    res = pytrec_eval.RelevanceEvaluator(qrel_d, measures).evaluate(run_d)
+    assert sorted(res) == sorted(str(q) for q in data.query_ids)
+    has_rel = np.diff(data.binary_labels.indptr) > 0
+    longest = int(data.rankings.lengths.max())
+    ours = {
+        "P_5": Precision(5), "P_10": Precision(10), "recall_5": Recall(5), "recall_20": Recall(20),
+        "ndcg_cut_5": NDCG(5, log_base="2"), "ndcg_cut_10": NDCG(10, log_base="2"),
+        "recip_rank": ReciprocalRank(longest),
+    }
+    for name, metric in ours.items():
+        got = data.score(metric)
+        want = np.array([res[str(q)][name] for q in data.query_ids])
+        np.testing.assert_allclose(got[has_rel], want[has_rel], rtol=1e-6, atol=1e-7, err_msg=name)
+        assert np.isnan(got[~has_rel]).all()
+        mean = data.mean(metric, nan_handling="drop")
+        assert mean == pytest.approx(want[has_rel].mean(), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------------------
+# malformed files
+# ----------------------------------------------------------------------------------------
+
+GOOD_QRELS = ["a 0 d1 1", "a 0 d2 0", "b 0 d1 2"]
+GOOD_RUN = ["a Q0 d1 1 2.0 t", "a Q0 d2 2 1.0 t", "b Q0 d3 1 1.0 t"]
+
+
+def expect_error(tmp_path, qrels, run, line, match, which="r", **kw):
+    q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
+    with pytest.raises(TrecFormatError, match=match) as info:
+        read_trec(q, r, **kw)
+    err = info.value
+    assert err.path == (r if which == "r" else q)
+    assert err.line == line
+    assert str(err).startswith(f"{err.path}, line {line}: " if line else f"{err.path}: ")
+    return err
+
+
+@pytest.mark.parametrize("bad,line,match", [
+    ("a Q0 d9 3 0.5 t extra", 3, "expected 6 columns .*found 7"),
+    ("a Q0 d9 3 0.5", 3, "expected 6 columns .*found 5"),
+    ("a Q0 d9 3 high t", 3, "score is not a number: 'high'"),
+    ("a Q0 d9 3 nan t", 3, "score must be a finite number, got nan"),
+    ("a Q0 d1 3 0.5 t", 3, "duplicate document 'd1' for query 'a' \\(first given on line 1\\)"),
+])
+def test_bad_run_lines(tmp_path, parser, bad, line, match):
+    run = GOOD_RUN[:2] + [bad] + GOOD_RUN[2:]
+    expect_error(tmp_path, GOOD_QRELS, run, line, match)
+
+
+def test_bad_run_line_numbers_count_blank_lines(tmp_path, parser):
+    run = ["", GOOD_RUN[0], "   ", "", GOOD_RUN[1], "a Q0 d9 x"]
+    expect_error(tmp_path, GOOD_QRELS, run, 6, "expected 6 columns")
+    run = ["", GOOD_RUN[0], "", GOOD_RUN[1], "a Q0 d9 3 NaN t"]
+    expect_error(tmp_path, GOOD_QRELS, run, 5, "finite")
+    run = ["", GOOD_RUN[0], "", GOOD_RUN[1], "b Q0 d3 1 1.0 t", "", "a Q0 d2 7 0.1 t"]
+    expect_error(tmp_path, GOOD_QRELS, run, 7, "duplicate document 'd2' .*first given on line 4")
+
+
+def test_bad_rank_with_order_by_rank(tmp_path, parser):
+    run = GOOD_RUN[:1] + ["a Q0 d2 second 1.0 t"]
+    expect_error(tmp_path, GOOD_QRELS, run, 2, "rank is not an integer: 'second'", order_by="rank")
+    # the rank field is not interpreted when ranking by score (as trec_eval)
+    read_trec(write(tmp_path / "q", GOOD_QRELS), write(tmp_path / "r", run))
+
+
+@pytest.mark.parametrize("bad,line,match", [
+    ("a 0 d3", 2, "expected 4 columns .*found 3"),
+    ("a 0 d3 1 1", 2, "expected 4 columns .*found 5"),
+    ("a 0 d3 yes", 2, "relevance grade is not a number: 'yes'"),
+    ("a 0 d3 inf", 2, "relevance grade must be a finite number"),
+    ("a 0 d2 1", 3, "duplicate judgement for query 'a' and document 'd2' \\(first given on line 2\\)"),
+])
+def test_bad_qrels_lines(tmp_path, parser, bad, line, match):
+    qrels = GOOD_QRELS[:1] + [bad] + GOOD_QRELS[1:]
+    expect_error(tmp_path, qrels, GOOD_RUN, line, match, which="q")
+
+
+def test_bad_encoding_and_gzip(tmp_path, parser):
+    q = write(tmp_path / "q", GOOD_QRELS)
+    r = tmp_path / "r"
+    r.write_bytes(b"a Q0 d1 1 2.0 t\na Q0 d\xff 2 1.0 t\n")
+    with pytest.raises(TrecFormatError, match="line 2: invalid UTF-8"):
+        read_trec(q, str(r))
+    r.write_bytes(gzip.compress(b"a Q0 d1 1 2.0 t\n")[:-6])
+    with pytest.raises(TrecFormatError, match="not a valid gzip stream"):
+        read_trec(q, str(r))
+
+
+def test_missing_file_and_bad_options(tmp_path):
+    q = write(tmp_path / "q", GOOD_QRELS)
+    with pytest.raises(FileNotFoundError):
+        read_trec(q, str(tmp_path / "nope"))
+    r = write(tmp_path / "r", GOOD_RUN)
+    for kw in [dict(tie_break="random"), dict(missing="zero"), dict(extra="x"), dict(order_by="x"),
+               dict(relevance_level=float("nan")), dict(relevance_level="1")]:
+        with pytest.raises(ValueError):
+            read_trec(q, r, **kw)
+
+
+def test_empty_files(tmp_path, parser):
+    q = write(tmp_path / "q", GOOD_QRELS)
+    r = write(tmp_path / "r", [])
+    with pytest.raises(ValueError, match="no query to evaluate"):
+        read_trec(q, r)
+    data = read_trec(q, r, missing="empty")
+    assert data.n_queries == 2 and data.report.n_run_lines == 0
+
+
+# ----------------------------------------------------------------------------------------
+# DataFrames
+# ----------------------------------------------------------------------------------------
+
+def frames(qrels, run):
+    lab = pd.DataFrame([line.split() for line in qrels], columns=["query", "it", "item", "label"])
+    lab["label"] = lab["label"].astype(int)
+    rdf = pd.DataFrame([line.split() for line in run], columns=["query", "q0", "item", "rank", "score", "tag"])
+    rdf["score"] = rdf["score"].astype(float)
+    rdf["rank"] = rdf["rank"].astype(int)
+    return lab, rdf.drop(columns=["rank"])
+
+
+@pytest.mark.parametrize("tie_break", ["trec_eval", "docid", "input"])
+def test_dataframes_equal_files(tmp_path, tie_break):
+    qrels, run = make_pair(20, negative=True)
+    lab, rdf = frames(qrels, run)
+    from_files = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run), tie_break=tie_break)
+    from_frames = from_dataframes(lab, rdf, tie_break=tie_break)
+    assert as_strings(from_files) == as_strings(from_frames)
+    assert from_frames.report.n_tied_lines == from_files.report.n_tied_lines
+    assert from_frames.report.missing_queries == from_files.report.missing_queries
+
+
+def test_dataframes_any_hashable_ids_and_custom_columns():
+    lab = pd.DataFrame({"u": [(1, "x"), (1, "x"), (2, "y")], "i": [10, 20, 30], "g": [1.0, 2.5, 1.0]})
+    run = pd.DataFrame({"u": [(1, "x"), (1, "x"), (2, "y"), (2, "y")], "i": [20, 10, 40, 30],
+                        "pos": [2, 1, 1, 2]})
+    data = from_dataframes(lab, run, query_col="u", item_col="i", label_col="g", rank_col="pos")
+    got = as_strings(data)
+    assert got[str((1, "x"))][0] == [10, 20] and got[str((2, "y"))][0] == [40, 30]
+    assert got[str((1, "x"))][1] == {10: 1.0, 20: 2.5}
+    assert list(data.query_ids) == [(1, "x"), (2, "y")]
+    # auto-detected rank column
+    run2 = run.rename(columns={"pos": "rank"})
+    assert as_strings(from_dataframes(lab, run2, query_col="u", item_col="i", label_col="g")) == got
+
+
+def test_dataframes_categorical_and_integer_ids():
+    lab = pd.DataFrame({"query": pd.Categorical(["a", "b"]), "item": [5, 7], "label": [1, 1]})
+    run = pd.DataFrame({"query": pd.Categorical(["b", "a", "a"]), "item": [7, 7, 5], "score": [1, 2, 2]})
+    data = from_dataframes(lab, run)  # tie at score 2: larger item id first
+    assert [[data.doc_ids[i] for i in row] for row in data.rankings.to_list()] == [[7, 5], [7]]
+    assert data.score(Precision(1)).tolist() == [0.0, 1.0]
+    # boolean labels are 0/1 grades
+    data = from_dataframes(lab.assign(label=[True, False]), run)
+    assert data.binary_labels.indices_to_list() == [[0], []] and data.report.n_queries_without_relevant == 1
+
+
+@pytest.mark.parametrize("which,column,values,match", [
+    ("run", "score", None, "neither a 'score' nor a 'rank'"),
+    ("labels", "label", None, "labels DataFrame has no column 'label'"),
+    ("labels", "label", ["1", "x", "2"], "labels DataFrame, row 1 .*not a number: 'x'"),
+    ("labels", "label", [1, np.nan, 2], "labels DataFrame, row 1 .*finite number"),
+    ("run", "score", [1.0, np.nan, 1.0], "run DataFrame, row 1 .*score .*number, got nan"),
+    ("run", "item", ["d1", None, "d3"], "run DataFrame, row 1 .*missing id"),
+    ("run", "item", ["d1", "d1", "d3"], "run DataFrame, row 1 .*duplicate item 'd1'"),
+    ("labels", "item", ["d1", "d1", "d1"], "labels DataFrame, row 1 .*duplicate judgement"),
+])
+def test_dataframe_errors(which, column, values, match):
+    frames = {
+        "labels": pd.DataFrame({"query": ["a", "a", "b"], "item": ["d1", "d2", "d1"], "label": [1, 0, 2]},
+                               index=[10, 11, 12]),
+        "run": pd.DataFrame({"query": ["a", "a", "b"], "item": ["d1", "d2", "d3"], "score": [2.0, 1.0, 1.0]},
+                            index=[10, 11, 12]),
+    }
+    df = frames[which]
+    frames[which] = df.drop(columns=[column]) if values is None else df.assign(**{column: values})
+    with pytest.raises(ValueError, match=match) as info:
+        from_dataframes(frames["labels"], frames["run"])
+    if values is not None:
+        assert "(index 11)" in str(info.value)
+
+
+def test_dataframe_argument_errors():
+    lab = pd.DataFrame({"query": ["a"], "item": [1], "label": [1]})
+    run = pd.DataFrame({"query": ["a", "a"], "item": [1, 2], "rank": [1, 1.5], "score": [1, 2]})
+    with pytest.raises(ValueError, match="not both"):
+        from_dataframes(lab, run, score_col="score", rank_col="rank")
+    with pytest.raises(ValueError, match="must be an integer, got 1.5"):
+        from_dataframes(lab, run, rank_col="rank")
+    with pytest.raises(TypeError, match="DataFrame"):
+        from_dataframes({"query": []}, run)
+    mixed = pd.DataFrame({"query": ["a", "a"], "item": [1, (2, 3)], "score": [1, 1]})
+    with pytest.raises(TypeError, match="tie_break='input'"):
+        from_dataframes(lab, mixed)
+    assert from_dataframes(lab, mixed, tie_break="input").rankings.to_list() == [[0, 1]]
