@@ -14,7 +14,7 @@ Lookup strategies (chosen by the caller):
 * binary search in the sorted CSR row: no scratch memory, any id range.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, NAN, exp2
+from libc.math cimport INFINITY, M_LN2, NAN, expm1
 from libc.stdlib cimport calloc, free, malloc
 
 from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx_t, rank_t
@@ -82,7 +82,7 @@ cdef inline bint _prefer_marker(Py_ssize_t kk, Py_ssize_t n_rel) noexcept nogil:
 
 cdef inline double _gain(double v, int power) noexcept nogil:
     if power:
-        return exp2(v) - 1.0
+        return expm1(v * M_LN2)  # 2**v - 1 without cancellation for tiny v
     return v
 
 
@@ -211,7 +211,10 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, length, kk, k, truncated,
                             vals + ls if vals != NULL else NULL, dp, power, binary)
                 if divide:
-                    v = v / norm[lrow]
+                    # DCG <= IDCG exactly, but the two sums round differently: a near-ideal
+                    # ranking of near-equal labels can land an ulp above 1, so clip. An IDCG
+                    # that underflowed to 0 gives 0, as the definition says.
+                    v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
                 out[i] = v
         free(marker)
         free(marker_pos)

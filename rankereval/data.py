@@ -22,6 +22,10 @@ __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "R
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
+# largest item id: the number of items (id + 1) must itself fit an int64 shape
+_MAX_ID = _INT64_MAX - 1
+# largest cutoff accepted (the kernels index with 64-bit signed integers)
+_MAX_K = 2**62
 # below this many array elements a kernel runs on one thread: starting a team costs more
 _PARALLEL_MIN_WORK = 50_000
 
@@ -42,6 +46,10 @@ def _n_threads(work):
 
 
 def _readonly(a):
+    """Freeze storage. Only an array that owns its memory stays frozen: a view of a writeable
+    base could be flipped back with ``flags.writeable = True`` and edited under the kernels."""
+    if not a.flags.owndata:
+        a = a.copy()
     a.flags.writeable = False
     return a
 
@@ -97,7 +105,7 @@ def _check_int_ids(flat, indptr, name):
         flat = flat.astype(np.int64)
     else:
         if flat.size == 0:
-            return flat.astype(np.int32)
+            return np.zeros(0, dtype=np.int32)
         if kind == "f":
             bad = ~np.isfinite(flat) | (flat != np.round(flat))
             pos = int(np.argmax(bad)) if bad.any() else 0
@@ -117,6 +125,12 @@ def _check_int_ids(flat, indptr, name):
             pos = int(np.argmax(flat < 0))
             raise ValueError(
                 f"{name}: item ids must be non-negative, got {flat[pos]} in row {_row_of(indptr, pos)}"
+            )
+        if flat.dtype == np.int64 and flat.max() > _MAX_ID:
+            pos = int(np.argmax(flat > _MAX_ID))
+            raise ValueError(
+                f"{name}: item id {flat[pos]} in row {_row_of(indptr, pos)} is too large "
+                "(item ids must be below 2**63 - 1)"
             )
     return flat
 
@@ -156,7 +170,11 @@ def _ragged_ids(x, name):
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     if rows and all(isinstance(r, np.ndarray) for r in rows):
-        flat = np.concatenate(rows) if indptr[-1] else np.zeros(0, dtype=np.int64)
+        rows = [r for r in rows if r.size]  # an empty row (float64 by default) has no ids
+        if rows and all(r.dtype.kind in "iu" for r in rows):
+            # concatenating uint64 with signed ints would promote to float64: go through int64
+            rows = [_check_int_ids(r, np.array([0, r.size]), name).astype(np.int64, copy=False) for r in rows]
+        flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     else:
         flat = list(chain.from_iterable(rows))
         if any(_is_sequence(v) for v in flat):
@@ -164,9 +182,12 @@ def _ragged_ids(x, name):
         if any(isinstance(v, (bool, np.bool_)) for v in flat):
             raise ValueError(f"{name}: item ids must be integers, got booleans")
         try:
-            flat = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
+            arr = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
         except (ValueError, TypeError, OverflowError):
-            flat = np.asarray(flat, dtype=object)
+            arr = np.asarray(flat, dtype=object)
+        if arr.dtype.kind == "f" and all(isinstance(v, Integral) for v in flat):
+            arr = np.asarray(flat, dtype=object)  # e.g. uint64 mixed with int64: keep them integers
+        flat = arr
         if flat.ndim != 1:
             flat = np.asarray(list(chain.from_iterable(rows)), dtype=object)
     return indptr, _check_int_ids(flat, indptr, name)
@@ -184,10 +205,26 @@ def _raise_duplicates(bad, indptr, flat, name):
         )
 
 
+def _check_sparse_structure(x, name):
+    """Reject sparse input whose index arrays were edited into an invalid state."""
+    fmt = x.format
+    try:
+        if fmt in ("csr", "csc", "bsr"):
+            x.check_format(full_check=True)
+        elif fmt == "coo":
+            coords = getattr(x, "coords", None) or (x.row, x.col)
+            for axis, c in enumerate(coords):
+                if c.size and (c.min() < 0 or c.max() >= x.shape[axis]):
+                    raise ValueError(f"index out of range along axis {axis}")
+    except ValueError as exc:
+        raise ValueError(f"{name}: invalid sparse {fmt} structure: {exc}") from None
+
+
 def _canonical_sparse(x, name):
     """Copy any scipy sparse input to canonical CSR (sorted, summed duplicates)."""
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
+    _check_sparse_structure(x, name)
     m = sp.csr_array(x, copy=True)
     m.sum_duplicates()
     return m
@@ -239,17 +276,17 @@ class Labels:
     @property
     def indptr(self):
         """Row pointers of the CSR structure, shape ``(n_rows + 1,)``, read-only."""
-        return self._indptr
+        return self._indptr.view()
 
     @property
     def indices(self):
         """Item ids of the stored (non-zero) labels, sorted within each row, read-only."""
-        return self._indices
+        return self._indices.view()
 
     @property
     def values(self):
         """Label values (float64) aligned with :attr:`indices`, never zero, read-only."""
-        return self._values
+        return self._values.view()
 
     @property
     def n_rows(self):
@@ -270,7 +307,9 @@ class Labels:
     def csr(self):
         """The labels as a :class:`scipy.sparse.csr_array` sharing the read-only storage."""
         return sp.csr_array(
-            (self._values, self._indices, self._indptr), shape=(self.n_rows, self._n_items), copy=False
+            (self._values.view(), self._indices.view(), self._indptr.view()),
+            shape=(self.n_rows, self._n_items),
+            copy=False,
         )
 
     def __len__(self):
@@ -372,22 +411,24 @@ def _check_label_values(data, name, binary):
         raise TypeError(f"{name}: complex labels are not supported")
     if kind not in "biuf":
         raise ValueError(f"{name}: labels must be real numbers, got values of dtype {data.dtype}")
-    if kind == "f":
-        finite = np.isfinite(data)
-        if not finite.all():
-            raise ValueError(f"{name}: labels must be finite, got {data[~finite].flat[0]}")
+    # check what is stored: a finite longdouble beyond float64 becomes inf here and is rejected
+    with np.errstate(over="ignore"):
+        data = data.astype(np.float64, copy=False)
+    finite = np.isfinite(data)
+    if not finite.all():
+        raise ValueError(f"{name}: labels must be finite float64 values, got {data[~finite].flat[0]}")
     if binary:
-        if kind != "b" and not np.isin(data, (0, 1)).all():
+        if kind != "b" and not ((data == 0) | (data == 1)).all():
             bad = data[(data != 0) & (data != 1)].flat[0]
             raise ValueError(
                 f"{name}: BinaryLabels must be 0 or 1, got {bad}; use NumericLabels for graded labels"
             )
-    elif kind in "if" and data.size and data.min() < 0:
+    elif data.size and data.min() < 0:
         raise ValueError(
             f"{name}: NumericLabels must be non-negative (0 = not relevant), got {data.min()}; "
             "shift or clip graded labels such as trec's -1 before use"
         )
-    return data.astype(np.float64, copy=False)
+    return data
 
 
 class BinaryLabels(Labels):
@@ -507,6 +548,8 @@ def _parse_k(k):
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k <= 0:
         raise ValueError(f"k must be None or an integer > 0, got {k!r}")
+    if k > _MAX_K:
+        raise ValueError(f"k must be at most 2**62, got {k!r}")
     return int(k)
 
 
@@ -569,12 +612,12 @@ class Rankings:
     @property
     def indices(self):
         """Padded item ids, shape ``(n_rankings, max_length)``, pad value -1, read-only."""
-        return self._indices
+        return self._indices.view()
 
     @property
     def lengths(self):
         """Number of items in each ranking, shape ``(n_rankings,)``, read-only."""
-        return self._lengths
+        return self._lengths.view()
 
     @property
     def n_rows(self):

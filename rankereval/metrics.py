@@ -22,7 +22,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from rankereval import _kernels
-from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings, _n_threads
+from rankereval.data import _MAX_K, BinaryLabels, Labels, NumericLabels, Rankings, _n_threads
 
 __all__ = [
     "Metric",
@@ -48,6 +48,8 @@ def _check_k(k, allow_none=False):
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k <= 0:
         raise ValueError(f"k must be an integer > 0{' or None' if allow_none else ''}, got {k!r}")
+    if k > _MAX_K:
+        raise ValueError(f"k must be at most 2**62, got {k!r}")
     return int(k)
 
 
@@ -851,6 +853,13 @@ class NDCG(DCG):
             y_true.indptr, y_true.values, -1 if self.k is None else self.k, disc,
             _SCALINGS[self.relevance_scaling], out, _n_threads(y_true.values.size),
         )
+        if np.isinf(out).any():
+            row = int(np.flatnonzero(np.isinf(out))[0])
+            raise ValueError(
+                f"the ideal DCG of label row {row} overflows float64 (labels up to "
+                f"{y_true.values[y_true.indptr[row]:y_true.indptr[row + 1]].max():g} with "
+                f"relevance_scaling={self.relevance_scaling!r}); NDCG is undefined there"
+            )
         return out
 
     def _score(self, y_true, y_pred):
