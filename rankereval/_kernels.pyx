@@ -8,16 +8,17 @@ then a small reduction over that list, so the lookup code exists once.
 
 Lookup strategies (chosen by the caller):
 
-* marker: each thread owns an ``int32`` array indexed by item id; the label row's items are
-  stamped with the row number, so a lookup is a single load. Best when the id range is
-  modest (the array stays in cache) -- the common recommendation case.
+* bitset: each thread owns one bit per item id; the label row's items are set before and
+  cleared after the row, so a lookup is one bit test. 100k items take 12.5 kB, which stays
+  in L1 cache while the rankings stream past -- the common recommendation case. (An int32
+  "stamp" array per item was 32x larger and missed L2 on this workload.)
 * binary search in the sorted CSR row: no scratch memory, any id range.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, M_LN2, NAN, expm1
 from libc.stdlib cimport calloc, free, malloc
 
-from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx_t, rank_t
+from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx_t, rank_t, uint64_t
 
 import numpy as np
 
@@ -69,15 +70,15 @@ cdef inline Py_ssize_t _search(const label_idx_t* a, Py_ssize_t n, int64_t v) no
     return -1
 
 
-cdef inline bint _prefer_marker(Py_ssize_t kk, Py_ssize_t n_rel) noexcept nogil:
-    """Per-row choice of lookup: stamping the label row into the marker array costs n_rel
-    random writes and then one load per ranked item; binary search costs about log2(n_rel)
-    cache-resident steps per ranked item. Measured on this project's benchmark workload
-    (10 positives): binary search wins at k=10 (about 1.5x), the marker at k=100 (1.4x)."""
+cdef inline bint _prefer_bitset(Py_ssize_t kk, Py_ssize_t n_rel) noexcept nogil:
+    """Per-row choice of lookup. The bitset costs 2 * n_rel writes (set, then clear) and one
+    cached bit test per ranked item; binary search costs about log2(n_rel) steps per ranked
+    item. Long label rows with a short cutoff (IR qrels with 1000 judged documents, k=10)
+    take the binary search."""
     cdef Py_ssize_t steps = 1
     while (<Py_ssize_t> 1 << steps) <= n_rel:
         steps += 1
-    return kk * steps > 2 * (n_rel + kk)
+    return 2 * n_rel <= kk * steps
 
 
 cdef inline double _gain(double v, int power) noexcept nogil:
@@ -146,10 +147,9 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef bint need_pos = metric == DCG and not binary
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t i, j, jb, lrow, ls, n_rel, length, kk, n_hits, p
-    cdef int32_t stamp
+    cdef Py_ssize_t n_words = (n_items >> 6) + 1
     cdef int64_t item
-    cdef int32_t* marker = NULL
-    cdef int32_t* marker_pos = NULL
+    cdef uint64_t* bits = NULL
     cdef int32_t* hit_rank = NULL
     cdef int32_t* hit_pos = NULL
     cdef const label_idx_t* lab
@@ -159,23 +159,18 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef double v
 
     with nogil, parallel(num_threads=n_threads):
-        marker = NULL
-        marker_pos = NULL
+        bits = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         if use_marker:
-            marker = <int32_t*> calloc(n_items + 1, sizeof(int32_t))
-            if need_pos:
-                marker_pos = <int32_t*> malloc((n_items + 1) * sizeof(int32_t))
-        if hit_rank == NULL or hit_pos == NULL or (use_marker and marker == NULL) or (need_pos and use_marker and marker_pos == NULL):
+            bits = <uint64_t*> calloc(n_words, sizeof(uint64_t))
+        if hit_rank == NULL or hit_pos == NULL or (use_marker and bits == NULL):
             failed[0] = 1
         else:
             if broadcast and use_marker:
-                # one label row for all rankings: stamp it once per thread
-                for jb in range(l_indptr[1] - l_indptr[0]):
-                    marker[l_ind[l_indptr[0] + jb]] = -1
-                    if need_pos:
-                        marker_pos[l_ind[l_indptr[0] + jb]] = <int32_t> jb
+                # one label row for all rankings: set its bits once per thread, never clear
+                for jb in range(l_indptr[0], l_indptr[1]):
+                    bits[l_ind[jb] >> 6] |= (<uint64_t> 1) << (l_ind[jb] & 63)
             for i in prange(n, schedule='static'):
                 lrow = 0 if broadcast else i
                 ls = l_indptr[lrow]
@@ -187,20 +182,20 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 kk = length if (k < 0 or k > length) else k
                 lab = &l_ind[ls]
                 n_hits = 0
-                if use_marker and (broadcast or _prefer_marker(kk, n_rel)):
-                    stamp = -1 if broadcast else <int32_t> (i + 1)
+                if use_marker and (broadcast or _prefer_bitset(kk, n_rel)):
                     if not broadcast:
                         for j in range(n_rel):
-                            marker[lab[j]] = stamp
-                            if need_pos:
-                                marker_pos[lab[j]] = <int32_t> j
+                            bits[lab[j] >> 6] |= (<uint64_t> 1) << (lab[j] & 63)
                     for j in range(kk):
                         item = ranks[i, j]
-                        if item < n_items and marker[item] == stamp:
+                        if item < n_items and (bits[item >> 6] >> (item & 63)) & 1:
                             hit_rank[n_hits] = <int32_t> j
-                            if need_pos:
-                                hit_pos[n_hits] = marker_pos[item]
+                            if need_pos:  # graded DCG: the label's position, for its value
+                                hit_pos[n_hits] = <int32_t> _search(lab, n_rel, item)
                             n_hits = n_hits + 1
+                    if not broadcast:  # leave the bitset empty for the next row
+                        for j in range(n_rel):
+                            bits[lab[j] >> 6] = 0
                 else:
                     for j in range(kk):
                         p = _search(lab, n_rel, ranks[i, j])
@@ -216,8 +211,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                     # that underflowed to 0 gives 0, as the definition says.
                     v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
                 out[i] = v
-        free(marker)
-        free(marker_pos)
+        free(bits)
         free(hit_rank)
         free(hit_pos)
     if failed[0]:

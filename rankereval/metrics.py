@@ -39,8 +39,8 @@ __all__ = [
 ]
 
 _NAN_HANDLING = ("propagate", "drop", "zerofill")
-# label id range up to which a per-thread marker array (int32 per item) beats binary search
-_MARKER_MAX_ITEMS = 1 << 22
+# label id range up to which a per-thread bitset (one bit per item, 8 MB at most) is used
+_MARKER_MAX_ITEMS = 1 << 26
 
 
 def _check_k(k, allow_none=False):
@@ -129,7 +129,7 @@ class Metric:
         """Call the metric kernel (``k=None``: the whole ranking)."""
         ranks = y_pred.indices
         work = ranks.size
-        use_marker = y_true.n_items <= min(_MARKER_MAX_ITEMS, 4 * work + 4096)
+        use_marker = y_true.n_items <= min(_MARKER_MAX_ITEMS, 64 * work + 65536)
         out = np.empty(y_pred.n_rows, dtype=np.float64)
         _kernels.score(
             self._metric,
