@@ -145,6 +145,8 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint need_pos = metric == DCG and not binary
+    # these two only need the first hit: stop looking there (a 1000-long ranking is common)
+    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t i, j, jb, lrow, ls, n_rel, length, kk, n_hits, p
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
@@ -193,6 +195,8 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                             if need_pos:  # graded DCG: the label's position, for its value
                                 hit_pos[n_hits] = <int32_t> _search(lab, n_rel, item)
                             n_hits = n_hits + 1
+                            if first_only:
+                                break
                     if not broadcast:  # leave the bitset empty for the next row
                         for j in range(n_rel):
                             bits[lab[j] >> 6] = 0
@@ -203,6 +207,8 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                             hit_rank[n_hits] = <int32_t> j
                             hit_pos[n_hits] = <int32_t> p
                             n_hits = n_hits + 1
+                            if first_only:
+                                break
                 v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, length, kk, k, truncated,
                             vals + ls if vals != NULL else NULL, dp, power, binary)
                 if divide:

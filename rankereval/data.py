@@ -26,8 +26,9 @@ _INT64_MAX = np.iinfo(np.int64).max
 _MAX_ID = _INT64_MAX - 1
 # largest cutoff accepted (the kernels index with 64-bit signed integers)
 _MAX_K = 2**62
-# below this many array elements a kernel runs on one thread: starting a team costs more
-_PARALLEL_MIN_WORK = 50_000
+# below this many elements of work a kernel runs on one thread: waking a second thread (and,
+# on a busy machine, waiting for the OS to schedule it) costs more than it saves
+_PARALLEL_MIN_WORK = 500_000
 
 
 class InvalidValuesWarning(UserWarning):

@@ -128,8 +128,8 @@ class Metric:
     def _run(self, y_true, y_pred, k, truncated=False, disc=None, power=0, norm=None):
         """Call the metric kernel (``k=None``: the whole ranking)."""
         ranks = y_pred.indices
-        work = ranks.size
-        use_marker = y_true.n_items <= min(_MARKER_MAX_ITEMS, 64 * work + 65536)
+        work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
+        use_marker = y_true.n_items <= min(_MARKER_MAX_ITEMS, 64 * ranks.size + 65536)
         out = np.empty(y_pred.n_rows, dtype=np.float64)
         _kernels.score(
             self._metric,
