@@ -347,8 +347,7 @@ class Labels:
         name = "labels"
         _reject_masked(labels, name)
         if sp.issparse(labels):
-            m = _canonical_sparse(labels, name)
-            data = m.data
+            return cls._from_sparse_matrix(labels, name, binary)
         else:
             if isinstance(labels, np.ndarray):
                 arr = labels
@@ -374,6 +373,26 @@ class Labels:
             m.data = data
         m.eliminate_zeros()
         return cls._from_csr(m)
+
+
+    @classmethod
+    def _from_sparse_matrix(cls, x, name, binary):
+        """Sparse labels in a few vectorised passes and one copy of each array."""
+        if x.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
+        _check_sparse_structure(x, name)
+        m = x if x.format == "csr" else x.tocsr()
+        if not m.has_canonical_format:  # unsorted or duplicate entries: sum them, as scipy does
+            m = _canonical_sparse(m, name)
+        data = _check_label_values(m.data, name, binary)
+        indptr, indices = m.indptr, m.indices
+        nonzero = data != 0
+        if not nonzero.all():  # explicit zeros are "not relevant": not stored
+            kept = np.concatenate(([0], np.cumsum(nonzero)))
+            indptr, indices, data = kept[indptr], indices[nonzero], data[nonzero]
+        dt = np.int32 if max(m.shape[1], data.size) <= _INT32_MAX else np.int64
+        values = np.ones(data.size) if binary else np.array(data, dtype=np.float64)
+        return cls._from_canonical(indptr.astype(dt), indices.astype(dt), values, m.shape[1])
 
 
 def _restore_labels(cls, indptr, indices, values, n_items):
@@ -407,6 +426,7 @@ def _dense_label_rows(rows, name):
 
 
 def _check_label_values(data, name, binary):
+    """Labels as float64, or a ValueError/TypeError naming the first offending value."""
     kind = data.dtype.kind
     if kind == "c":
         raise TypeError(f"{name}: complex labels are not supported")
@@ -415,18 +435,28 @@ def _check_label_values(data, name, binary):
     # check what is stored: a finite longdouble beyond float64 becomes inf here and is rejected
     with np.errstate(over="ignore"):
         data = data.astype(np.float64, copy=False)
+    if data.size == 0 or kind == "b":
+        return data
+    # fast path, two reductions: NaN and inf propagate into the sum (which may also overflow
+    # on its own: then the exact checks below decide)
+    lo = data.min()
+    if binary:
+        if lo >= 0 and data.max() <= 1 and np.count_nonzero(data == 1) + np.count_nonzero(data == 0) == data.size:
+            return data
+    elif lo >= 0 and np.isfinite(data.sum()):
+        return data
     finite = np.isfinite(data)
     if not finite.all():
         raise ValueError(f"{name}: labels must be finite float64 values, got {data[~finite].flat[0]}")
     if binary:
-        if kind != "b" and not ((data == 0) | (data == 1)).all():
-            bad = data[(data != 0) & (data != 1)].flat[0]
+        bad = data[(data != 0) & (data != 1)]
+        if bad.size:
             raise ValueError(
-                f"{name}: BinaryLabels must be 0 or 1, got {bad}; use NumericLabels for graded labels"
+                f"{name}: BinaryLabels must be 0 or 1, got {bad.flat[0]}; use NumericLabels for graded labels"
             )
-    elif data.size and data.min() < 0:
+    elif lo < 0:
         raise ValueError(
-            f"{name}: NumericLabels must be non-negative (0 = not relevant), got {data.min()}; "
+            f"{name}: NumericLabels must be non-negative (0 = not relevant), got {lo}; "
             "shift or clip graded labels such as trec's -1 before use"
         )
     return data
