@@ -1,0 +1,96 @@
+"""Smoke test of the benchmark suite (``benchmarks/run.py``), so that it never rots.
+
+Runs the suite at ``--size tiny`` with one repeat, in this process, against the peers of
+the test extras that are installed (pytrec_eval, scikit-learn), and checks the structure of
+the JSON it writes and that every agreement check with the peers passed. The subprocess
+parts (peak memory, cold-start latency) and thread scaling run in a second, rankereval-only
+run on one workload (subprocesses importing peers are slow on busy CI machines).
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks")
+RUN_PY = os.path.join(BENCH, "run.py")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(RUN_PY), reason="benchmarks/ not shipped")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_benchmarks_run", RUN_PY)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        # puts benchmarks/ on sys.path for its helper modules, and the checkout if it holds
+        # an in-place build (run.py benchmarks that one); keep only the latter
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = [p for p in sys.path if p in saved or p == getattr(module, "ROOT", None)]
+    return module
+
+
+def _installed(name):
+    return importlib.util.find_spec(name) is not None
+
+
+def _run(bench, tmp_path, *args):
+    code = bench.main(["--size", "tiny", "--repeats", "1", "--quiet", "--results-dir", str(tmp_path),
+                       "--name", "smoke", *args])
+    with open(tmp_path / "smoke.json") as fh:
+        return code, json.load(fh)
+
+
+def test_workloads_with_peers(bench, tmp_path, capsys):
+    peers = [p for p, mod in (("pytrec_eval", "pytrec_eval"), ("sklearn", "sklearn")) if _installed(mod)]
+    code, res = _run(bench, tmp_path, "--peers", ",".join(peers) or "none", "--skip", "memory,latency,scaling")
+    out = capsys.readouterr().out
+    assert code == 0, out
+
+    assert {"name", "size", "repeats", "peers", "environment", "workloads", "agreement",
+            "agreement_passed"} <= set(res)
+    assert res["size"] == "tiny" and res["peers"] == peers
+    assert set(res["workloads"]) == {"recsys", "ir"}
+    for w in res["workloads"].values():
+        assert {"description", "n_rows", "input_nbytes", "libraries", "speedup"} <= set(w)
+        assert {"rankereval", "rankereval[1 thread]", *peers} == set(w["libraries"])
+        re_ = w["libraries"]["rankereval"]
+        assert re_["rows"] == w["n_rows"] and not re_["extrapolated"]
+        assert re_["construction"]["median_s"] > 0 and re_["warmup_s"] >= 0
+        assert "NDCG@10" in re_["metrics"] and "Recall@100" in re_["metrics"]
+        for m in re_["metrics"].values():
+            assert m["median_s"] > 0 and len(m["times_s"]) == 1
+        assert set(w["speedup"]) == set(peers)
+
+    # every comparison that was made passed, and each installed peer was compared
+    assert res["agreement_passed"] is True
+    compared = {(e["workload"], e["peer"]) for e in res["agreement"] if e["passed"]}
+    for peer in peers + ["rankereval[1 thread]"]:
+        assert {("recsys", peer), ("ir", peer)} <= compared
+    assert all(e["passed"] is not False for e in res["agreement"])
+    if "pytrec_eval" in peers:
+        trec = {(e["workload"], e["peer_measure"]) for e in res["agreement"] if e["peer"] == "pytrec_eval" and e["passed"]}
+        assert {("ir", "ndcg_cut.10"), ("ir", "P.10"), ("ir", "recall.100"), ("ir", "recip_rank"),
+                ("ir", "map_cut.100")} <= trec
+    assert "agreement checks: all passed" in out
+
+
+def test_memory_latency_and_thread_scaling(bench, tmp_path):
+    code, res = _run(bench, tmp_path, "--peers", "none", "--workloads", "ir")
+    assert code == 0
+    assert set(res["workloads"]) == {"ir"}
+    mem = res["workloads"]["ir"]["memory"]
+    assert set(mem) == {"rankereval"}
+    assert mem["rankereval"]["peak_extra_bytes"] >= 0 and mem["rankereval"]["input_nbytes"] > 0
+    lat = res["latency"]
+    assert lat["n_queries"] == 100 and {"none", "rankereval"} == set(lat["libraries"])
+    r = lat["libraries"]["rankereval"]
+    assert r["import_s"] > 0 and r["first_call_s"] > 0 and r["wall_s"] > r["total_s"]
+    sc = res["thread_scaling"]
+    assert set(sc["threads"]) == {"1", "2"} and sc["speedup_2_vs_1"] > 0
+    # threadpoolctl must reach rankereval's OpenMP runtime (when it was built with OpenMP)
+    if sc["openmp"]:
+        assert sc["threads"]["1"]["omp_max_threads_seen"] == 1
