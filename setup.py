@@ -95,7 +95,10 @@ def extensions():
                 [path],
                 language="c++",
                 include_dirs=[np.get_include()],
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+                define_macros=[
+                    ("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION"),
+                    ("RANKEREVAL_DEBUG_BUILD", "1" if DEBUG else "0"),
+                ],
                 extra_compile_args=opt + omp_compile,
                 extra_link_args=omp_link,
             )

@@ -21,7 +21,17 @@ def openmp_max_threads():
 
 
 def have_openmp():
+    """Whether the kernels were compiled with OpenMP (multi-threaded)."""
     return bool(rankereval_have_openmp())
+
+
+cdef extern from *:
+    int RANKEREVAL_DEBUG_BUILD
+
+
+def debug_build():
+    """Whether the kernels were compiled with bounds checks (``RANKEREVAL_DEBUG=1``)."""
+    return bool(RANKEREVAL_DEBUG_BUILD)
 
 cdef extern from *:
     """
