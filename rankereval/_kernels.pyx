@@ -150,6 +150,8 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t i, j, jb, lrow, ls, n_rel, length, kk, n_hits, p
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
+    cdef Py_ssize_t nnz = l_ind.shape[0]
+    cdef uint64_t n_ids = <uint64_t> n_items
     cdef int64_t item
     cdef uint64_t* bits = NULL
     cdef int32_t* hit_rank = NULL
@@ -171,13 +173,21 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
         else:
             if broadcast and use_marker:
                 # one label row for all rankings: set its bits once per thread, never clear
-                for jb in range(l_indptr[0], l_indptr[1]):
-                    bits[l_ind[jb] >> 6] |= (<uint64_t> 1) << (l_ind[jb] & 63)
+                for jb in range(max(l_indptr[0], 0), min(l_indptr[1], nnz)):
+                    if <uint64_t> l_ind[jb] < n_ids:
+                        bits[l_ind[jb] >> 6] |= (<uint64_t> 1) << (l_ind[jb] & 63)
             for i in prange(n, schedule='static'):
                 lrow = 0 if broadcast else i
                 ls = l_indptr[lrow]
                 n_rel = l_indptr[lrow + 1] - ls
                 length = lengths[i]
+                # Storage is validated and frozen at construction; these cheap checks keep the
+                # loop in bounds even if someone forces it writeable and edits it.
+                if ls < 0 or n_rel < 0 or ls + n_rel > nnz:
+                    out[i] = NAN
+                    continue
+                if length < 0 or length > width:
+                    length = 0 if length < 0 else width
                 if n_rel == 0 or (metric == HITRATE and n_rel != 1):
                     out[i] = NAN
                     continue
@@ -187,10 +197,11 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 if use_marker and (broadcast or _prefer_bitset(kk, n_rel)):
                     if not broadcast:
                         for j in range(n_rel):
-                            bits[lab[j] >> 6] |= (<uint64_t> 1) << (lab[j] & 63)
+                            if <uint64_t> lab[j] < n_ids:
+                                bits[lab[j] >> 6] |= (<uint64_t> 1) << (lab[j] & 63)
                     for j in range(kk):
                         item = ranks[i, j]
-                        if item < n_items and (bits[item >> 6] >> (item & 63)) & 1:
+                        if <uint64_t> item < n_ids and (bits[item >> 6] >> (item & 63)) & 1:
                             hit_rank[n_hits] = <int32_t> j
                             if need_pos:  # graded DCG: the label's position, for its value
                                 hit_pos[n_hits] = <int32_t> _search(lab, n_rel, item)
@@ -199,7 +210,8 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                                 break
                     if not broadcast:  # leave the bitset empty for the next row
                         for j in range(n_rel):
-                            bits[lab[j] >> 6] = 0
+                            if <uint64_t> lab[j] < n_ids:
+                                bits[lab[j] >> 6] = 0
                 else:
                     for j in range(kk):
                         p = _search(lab, n_rel, ranks[i, j])
@@ -245,7 +257,7 @@ def ideal_dcg(const label_idx_t[::1] l_indptr, const float64_t[::1] l_val, Py_ss
             for i in prange(n, schedule='static'):
                 ls = l_indptr[i]
                 n_rel = l_indptr[i + 1] - ls
-                if n_rel == 0:
+                if n_rel <= 0 or ls < 0 or ls + n_rel > l_val.shape[0] or n_rel > max_len:
                     out[i] = NAN
                     continue
                 m = n_rel if (k < 0 or k > n_rel) else k

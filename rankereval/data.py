@@ -376,15 +376,23 @@ class Labels:
 
 
     @classmethod
-    def _from_sparse_matrix(cls, x, name, binary):
-        """Sparse labels in a few vectorised passes and one copy of each array."""
+    def _from_sparse_matrix(cls, x, name, binary, pattern=False):
+        """Sparse labels in a few vectorised passes and one copy of each array.
+
+        With ``pattern``, only which entries are non-zero matters (``from_positive_indices``).
+        """
         if x.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
         _check_sparse_structure(x, name)
         m = x if x.format == "csr" else x.tocsr()
         if not m.has_canonical_format:  # unsorted or duplicate entries: sum them, as scipy does
             m = _canonical_sparse(m, name)
-        data = _check_label_values(m.data, name, binary)
+        if pattern:
+            data = m.data
+            if data.dtype.kind not in "biufc":
+                raise ValueError(f"{name}: a sparse matrix of {data.dtype} values has no non-zero pattern")
+        else:
+            data = _check_label_values(m.data, name, binary)
         indptr, indices = m.indptr, m.indices
         nonzero = data != 0
         if not nonzero.all():  # explicit zeros are "not relevant": not stored
@@ -443,8 +451,11 @@ def _check_label_values(data, name, binary):
     if binary:
         if lo >= 0 and data.max() <= 1 and np.count_nonzero(data == 1) + np.count_nonzero(data == 0) == data.size:
             return data
-    elif lo >= 0 and np.isfinite(data.sum()):
-        return data
+    else:
+        with np.errstate(over="ignore"):
+            total = data.sum()
+        if lo >= 0 and np.isfinite(total):
+            return data
     finite = np.isfinite(data)
     if not finite.all():
         raise ValueError(f"{name}: labels must be finite float64 values, got {data[~finite].flat[0]}")
@@ -502,10 +513,7 @@ class BinaryLabels(Labels):
         """
         name = "indices"
         if sp.issparse(indices):
-            m = _canonical_sparse(indices, name)
-            m.eliminate_zeros()
-            m.data = np.ones(m.nnz, dtype=np.float64)
-            return cls._from_csr(m)
+            return cls._from_sparse_matrix(indices, name, binary=True, pattern=True)
         indptr, flat = _ragged_ids(indices, name)
         max_id = int(flat.max()) if flat.size else -1
         bad, is_sorted = _convert.ragged_duplicates(indptr, flat, max(max_id, 0), _n_threads(flat.size))
@@ -768,7 +776,8 @@ class Rankings:
         _reject_masked(raw_scores, name)
         if sp.issparse(raw_scores):
             m = _canonical_sparse(raw_scores, name)
-            data = _check_scores(m.data, name).astype(np.float64, copy=False)
+            with np.errstate(over="ignore"):
+                data = _check_scores(m.data, name).astype(np.float64, copy=False)
             n_rows, n_items = m.shape
             indptr = m.indptr.astype(np.int64)
             ids = m.indices.astype(np.int64)
@@ -799,7 +808,8 @@ class Rankings:
                     arr = arr[None, :]
                 dense = _check_scores(arr, name)
                 if dense.dtype not in (np.float32, np.float64) or not dense.dtype.isnative:
-                    dense = dense.astype(np.float64)
+                    with np.errstate(over="ignore"):  # beyond float64 becomes inf: dropped below
+                        dense = dense.astype(np.float64)
                 n_rows, n_items = dense.shape
         width = n_items if k is None else min(k, n_items)
         if dense is None:
@@ -820,7 +830,7 @@ class Rankings:
         total_invalid = int(n_invalid.sum())
         if total_invalid:
             warnings.warn(
-                f"dropped {total_invalid} non-finite (NaN or infinite) scores in "
+                f"dropped {total_invalid} scores that are NaN or infinite in float64, in "
                 f"{int(np.count_nonzero(n_invalid))} rows",
                 InvalidValuesWarning,
                 stacklevel=2,
@@ -839,8 +849,8 @@ def _restore_rankings(indices, lengths):
 def _dense_rankings(a, name):
     """Validate and convert a 2-D integer array in one typed pass."""
     n, m = a.shape
-    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > _INT64_MAX:
-        raise ValueError(f"{name}: item ids must be below 2**63, got {a.max()}")
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > _MAX_ID:
+        raise ValueError(f"{name}: item ids must be below 2**63 - 1, got {a.max()}")
     if a.dtype not in (np.int32, np.int64) or not a.dtype.isnative:
         a = a.astype(np.int64)
     threads = _n_threads(a.size)
@@ -849,6 +859,9 @@ def _dense_rankings(a, name):
     if lo < 0:
         r = int(np.flatnonzero((a < 0).any(axis=1))[0])
         raise ValueError(f"{name}: item ids must be non-negative, got {a[r][a[r] < 0][0]} in row {r}")
+    if hi > _MAX_ID:
+        r = int(np.flatnonzero((a > _MAX_ID).any(axis=1))[0])
+        raise ValueError(f"{name}: item id {hi} in row {r} is too large (item ids must be below 2**63 - 1)")
     if hi > _INT32_MAX:  # rare: ids beyond int32, redo the copy at full width
         out = np.empty((n, m), dtype=np.int64)
         _convert.copy_minmax(a, out, threads)
@@ -901,7 +914,8 @@ def _score_rows(rows, name):
             raise ValueError(f"{name}: expected at most two dimensions (rows of scores)")
         if a.size:
             _check_scores(a, name)
-        arrs.append(a.astype(np.float64))
+        with np.errstate(over="ignore"):
+            arrs.append(a.astype(np.float64))
     lengths = np.fromiter((a.size for a in arrs), dtype=np.int64, count=len(arrs))
     if lengths.size and (lengths == lengths[0]).all():
         return np.stack(arrs) if lengths[0] else np.zeros((len(arrs), 0))
