@@ -6,6 +6,15 @@
 >>> NDCG(3).score(y_true, y_pred)
 array([0.        , 0.76536064])
 """
+try:
+    from rankereval import _convert, _kernels  # noqa: F401  (compiled extensions)
+except ImportError as exc:  # pragma: no cover - depends on how the package was obtained
+    raise ImportError(
+        "rankereval's compiled extensions could not be imported. If you are running from a "
+        "source checkout, install it (`pip install .`) and run from another directory, or "
+        "build in place (`python setup.py build_ext --inplace`)."
+    ) from exc
+
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
 from rankereval.metrics import (
     AP,

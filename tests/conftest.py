@@ -29,3 +29,28 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _subprocesses_import_the_tested_package(tmp_path_factory):
+    """Child Pythons (``python -c``, ``python -m``) put their working directory first on
+    ``sys.path``. Run them outside the checkout, with the package this process imported on
+    ``PYTHONPATH``, so that they test the same build: the installed one in CI (the source
+    tree of a fresh clone has no compiled extensions), the in-place build in development."""
+    import rankereval
+
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(rankereval.__file__)))
+    old_cwd, old_path = os.getcwd(), os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = pkg_parent + (os.pathsep + old_path if old_path else "")
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        if old_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_path

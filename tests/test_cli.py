@@ -16,7 +16,6 @@ from rankereval import AP, DCG, NDCG, FirstRelevantRank, MeanRanks, Precision, R
 from rankereval.cli import UsageError, main, parse_metric  # noqa: E402
 from rankereval.io import read_trec, sample_paths  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QRELS, RUN = sample_paths()
 
 
@@ -134,8 +133,8 @@ def test_subprocess_python_m(capsys):
     args = ["evaluate", QRELS, RUN, "-m", "ndcg@10", "Recall@50", "mrr", "-f", "json", "--ci", "--seed", "7"]
     main(args)
     in_process = json.loads(capsys.readouterr().out)
-    proc = subprocess.run([sys.executable, "-m", "rankereval", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    # cwd and PYTHONPATH come from tests/conftest.py: the child imports the package under test
+    proc = subprocess.run([sys.executable, "-m", "rankereval", *args], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == in_process
 

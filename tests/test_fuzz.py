@@ -1340,7 +1340,7 @@ def _malformed_results():
     import json
 
     proc = subprocess.run([sys.executable, "-c", _MALFORMED_CHILD, json.dumps(_MALFORMED)], capture_output=True,
-                          text=True, timeout=300, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

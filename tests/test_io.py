@@ -347,7 +347,7 @@ def test_import_does_not_import_pandas():
     code = ("import sys, rankereval, rankereval.io, rankereval.cli; "
             "bad = [m for m in ('pandas', 'pyarrow', 'tqdm') if m in sys.modules]; "
             "assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ----------------------------------------------------------------------------------------
