@@ -161,40 +161,6 @@ def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
     return int(np.min(row_lo)), int(np.max(row_hi))
 
 
-def dense_duplicates(const rank_t[:, ::1] ids, int64_t max_id, int n_threads):
-    """Flag the rows of a 2-D id array that hold a repeated id (ids in [0, max_id]).
-
-    Returns an int8 array, 1 where a row has a duplicate.
-    """
-    cdef Py_ssize_t n = ids.shape[0], m = ids.shape[1], i
-    cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
-    cdef bint marker_mode = use_marker(max_id, n * m)
-    cdef int tbits = _table_bits(m)
-    cdef uint64_t* marker = NULL
-    cdef int64_t* table = NULL
-    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
-    if m < 2:
-        return np.asarray(bad)
-    with nogil, parallel(num_threads=n_threads):
-        marker = NULL
-        table = NULL
-        if marker_mode:
-            marker = <uint64_t*> calloc((max_id >> 6) + 1, sizeof(uint64_t))
-        else:
-            table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
-        if marker == NULL and table == NULL:
-            failed[0] = 1
-        else:
-            for i in prange(n, schedule='static'):
-                if _first_dup(&ids[i, 0], m, marker, table, tbits) >= 0:
-                    bad[i] = 1
-        free(marker)
-        free(table)
-    if failed[0]:
-        raise MemoryError("could not allocate the scratch space to check for duplicate ids")
-    return np.asarray(bad)
-
-
 def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t max_id, int n_threads):
     """Flag rows of a ragged (CSR-like) id structure that hold a repeated id.
 

@@ -865,15 +865,11 @@ def _dense_rankings(a, name):
     if hi > _INT32_MAX:  # rare: ids beyond int32, redo the copy at full width
         out = np.empty((n, m), dtype=np.int64)
         _convert.copy_minmax(a, out, threads)
-    bad = _convert.dense_duplicates(out, max(hi, 0), threads)
-    rows = np.flatnonzero(bad)
-    if rows.size:
-        r = int(rows[0])
-        u, c = np.unique(out[r], return_counts=True)
-        raise ValueError(
-            f"{name}: duplicate item id {int(u[c > 1][0])} in row {r}"
-            + (f" (and {rows.size - 1} more rows with duplicates)" if rows.size > 1 else "")
-        )
+    # the duplicate check of ragged rows serves: a C-contiguous 2-D array is ragged rows of width m
+    indptr = np.arange(0, (n + 1) * m, m, dtype=np.int64) if m else np.zeros(n + 1, dtype=np.int64)
+    flat = out.reshape(-1)
+    bad, _ = _convert.ragged_duplicates(indptr, flat, max(hi, 0), threads)
+    _raise_duplicates(bad, indptr, flat, name)
     return out
 
 
