@@ -12,6 +12,18 @@
   lower id; metric values lie in their ranges (NaN only where documented, never -0.0).
 
 The input fuzzing itself lives in ``test_fuzz.py`` (whose oracles and strategies are reused).
+
+Beyond CI's checked build (``RANKEREVAL_DEBUG=1``, which checks memoryview indexing only), the
+raw-pointer code can be checked with AddressSanitizer on a copy of the checkout::
+
+    CPPFLAGS="-fsanitize=address -fno-omit-frame-pointer" LDFLAGS=-fsanitize=address \
+        RANKEREVAL_DEBUG=1 python setup.py build_ext --inplace -q
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) \
+        ASAN_OPTIONS=detect_leaks=0:alloc_dealloc_mismatch=0:log_path=/tmp/asan \
+        python -m pytest -q -p no:cacheprovider tests
+
+(``alloc_dealloc_mismatch=0`` because pytrec_eval trips a new[]/free mismatch of its own;
+``log_path`` because pytest swallows ASan's stderr.) Run on 2026-11-29: no report.
 """
 import copy
 import gc
