@@ -101,7 +101,7 @@ cdef inline int _table_bits(Py_ssize_t max_row_len) noexcept nogil:
     return bits
 
 
-def use_marker(int64_t max_id, Py_ssize_t total):
+def use_bitset(int64_t max_id, Py_ssize_t total):
     """Whether a bitset of max_id + 1 bits per thread (8 MB at most) is cheaper than hashing."""
     return max_id < (1 << 26) and max_id <= 64 * total + (1 << 20)
 
@@ -170,9 +170,9 @@ def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t 
     cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, start, end, max_len = 0
     cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
     cdef int8_t[::1] unsorted = np.zeros(n, dtype=np.int8)
-    cdef bint marker_mode
+    cdef bint bitset_mode
     cdef int tbits
-    cdef uint64_t* marker = NULL
+    cdef uint64_t* bits = NULL
     cdef int64_t* table = NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     for i in range(n):
@@ -180,16 +180,16 @@ def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t 
             max_len = indptr[i + 1] - indptr[i]
     if indptr[n] > ids.shape[0]:
         raise ValueError("indptr does not match the ids")
-    marker_mode = use_marker(max_id, ids.shape[0])
+    bitset_mode = use_bitset(max_id, ids.shape[0])
     tbits = _table_bits(max_len)
     with nogil, parallel(num_threads=n_threads):
-        marker = NULL
+        bits = NULL
         table = NULL
-        if marker_mode:
-            marker = <uint64_t*> calloc((max_id >> 6) + 1, sizeof(uint64_t))
+        if bitset_mode:
+            bits = <uint64_t*> calloc((max_id >> 6) + 1, sizeof(uint64_t))
         else:
             table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
-        if marker == NULL and table == NULL:
+        if bits == NULL and table == NULL:
             failed[0] = 1
         else:
             for i in prange(n, schedule='static'):
@@ -201,9 +201,9 @@ def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t 
                         break
                 if unsorted[i] and end - start > 1:
                     # a strictly increasing row cannot hold a duplicate: only check the others
-                    if _first_dup(&ids[start], end - start, marker, table, tbits) >= 0:
+                    if _first_dup(&ids[start], end - start, bits, table, tbits) >= 0:
                         bad[i] = 1
-        free(marker)
+        free(bits)
         free(table)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space to check for duplicate ids")

@@ -89,7 +89,7 @@ cdef inline double _gain(double v, int power) noexcept nogil:
 
 
 cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
-                           Py_ssize_t n_rel, Py_ssize_t length, Py_ssize_t kk, Py_ssize_t k, bint truncated,
+                           Py_ssize_t n_rel, Py_ssize_t kk, Py_ssize_t k, bint truncated,
                            const float64_t* vals, const float64_t* disc, int power, bint binary) noexcept nogil:
     """The metric value of one ranking from its hits (see the module docstring)."""
     cdef Py_ssize_t t
@@ -135,7 +135,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
           const float64_t[::1] l_val, bint binary, Py_ssize_t n_items,
           const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t k, bint truncated,
           const float64_t[::1] disc, int power, const float64_t[::1] norm,
-          bint use_marker, float64_t[::1] out, int n_threads):
+          bint use_bitset, float64_t[::1] out, int n_threads):
     """Score every ranking; see the module docstring.
 
     ``k < 0`` means the whole ranking. ``disc`` holds 1/log_b(i + 2) for every rank i that
@@ -167,12 +167,12 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
         bits = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
-        if use_marker:
+        if use_bitset:
             bits = <uint64_t*> calloc(n_words, sizeof(uint64_t))
-        if hit_rank == NULL or hit_pos == NULL or (use_marker and bits == NULL):
+        if hit_rank == NULL or hit_pos == NULL or (use_bitset and bits == NULL):
             failed[0] = 1
         else:
-            if broadcast and use_marker:
+            if broadcast and use_bitset:
                 # one label row for all rankings: set its bits once per thread, never clear
                 for jb in range(max(l_indptr[0], 0), min(l_indptr[1], nnz)):
                     if <uint64_t> l_ind[jb] < n_ids:
@@ -195,7 +195,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 kk = length if (k < 0 or k > length) else k
                 lab = &l_ind[ls]
                 n_hits = 0
-                if use_marker and (broadcast or _prefer_bitset(kk, n_rel)):
+                if use_bitset and (broadcast or _prefer_bitset(kk, n_rel)):
                     if not broadcast:
                         for j in range(n_rel):
                             if <uint64_t> lab[j] < n_ids:
@@ -222,7 +222,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                             n_hits = n_hits + 1
                             if first_only:
                                 break
-                v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, length, kk, k, truncated,
+                v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated,
                             vals + ls if vals != NULL else NULL, dp, power, binary)
                 if divide:
                     # DCG <= IDCG exactly, but the two sums round differently: a near-ideal

@@ -178,10 +178,11 @@ def _ragged_ids(x, name):
         flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     else:
         flat = list(chain.from_iterable(rows))
-        if any(_is_sequence(v) for v in flat):
-            raise ValueError(f"{name}: expected at most two dimensions (rows of ids), got deeper nesting")
-        if any(isinstance(v, (bool, np.bool_)) for v in flat):
-            raise ValueError(f"{name}: item ids must be integers, got booleans")
+        for v in flat:  # numpy would silently turn booleans into 0/1 and nest deeper lists
+            if isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"{name}: item ids must be integers, got booleans")
+            if _is_sequence(v):
+                raise ValueError(f"{name}: expected at most two dimensions (rows of ids), got deeper nesting")
         try:
             arr = np.asarray(flat) if flat else np.zeros(0, dtype=np.int64)
         except (ValueError, TypeError, OverflowError):

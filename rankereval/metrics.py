@@ -40,7 +40,7 @@ __all__ = [
 
 _NAN_HANDLING = ("propagate", "drop", "zerofill")
 # label id range up to which a per-thread bitset (one bit per item, 8 MB at most) is used
-_MARKER_MAX_ITEMS = 1 << 26
+_BITSET_MAX_ITEMS = 1 << 26
 
 
 def _check_k(k, allow_none=False):
@@ -57,17 +57,6 @@ def _check_flag(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
-
-
-def _nan_handled(scores, nan_handling):
-    """Apply the NaN policy of :meth:`Metric.mean` to an array of scores."""
-    if nan_handling == "propagate":
-        return scores
-    if nan_handling == "drop":
-        return scores[~np.isnan(scores)]
-    if nan_handling == "zerofill":
-        return np.where(np.isnan(scores), 0.0, scores)
-    raise ValueError(f"nan_handling must be one of {_NAN_HANDLING}, got {nan_handling!r}")
 
 
 class Metric:
@@ -129,7 +118,7 @@ class Metric:
         """Call the metric kernel (``k=None``: the whole ranking)."""
         ranks = y_pred.indices
         work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
-        use_marker = y_true.n_items <= min(_MARKER_MAX_ITEMS, 64 * ranks.size + 65536)
+        use_bitset = y_true.n_items <= min(_BITSET_MAX_ITEMS, 64 * ranks.size + 65536)
         out = np.empty(y_pred.n_rows, dtype=np.float64)
         _kernels.score(
             self._metric,
@@ -145,7 +134,7 @@ class Metric:
             np.empty(0) if disc is None else disc,
             power,
             np.empty(0) if norm is None else norm,
-            use_marker,
+            use_bitset,
             out,
             _n_threads(work),
         )
@@ -182,9 +171,15 @@ class Metric:
 
     # -- aggregation ---------------------------------------------------------------------
     def _scores_for_mean(self, y_true, y_pred, nan_handling):
+        """Scores after the NaN policy of :meth:`mean` ('propagate' keeps them as they are)."""
         if nan_handling not in _NAN_HANDLING:
             raise ValueError(f"nan_handling must be one of {_NAN_HANDLING}, got {nan_handling!r}")
-        return _nan_handled(self.score(y_true, y_pred), nan_handling)
+        scores = self.score(y_true, y_pred)
+        if nan_handling == "drop":
+            return scores[~np.isnan(scores)]
+        if nan_handling == "zerofill":
+            return np.where(np.isnan(scores), 0.0, scores)
+        return scores
 
     def mean(
         self,

@@ -407,7 +407,7 @@ def test_no_memory_leak_in_repeated_construction_and_scoring():
     sparse_binary = sparse_scores > 0.5
     grades = np.round(rng.random((20, 300)) * 3)
     steps = [
-        lambda: BinaryLabels.from_positive_indices(pos),                            # ragged_duplicates, marker
+        lambda: BinaryLabels.from_positive_indices(pos),                            # ragged_duplicates, bitset
         lambda: BinaryLabels.from_positive_indices(big_pos),                        # ragged_duplicates, hash table
         lambda: NumericLabels.from_matrix(grades),
         lambda: BinaryLabels.from_matrix(sparse_binary),
