@@ -58,8 +58,8 @@ cdef extern from *:
 
 # Duplicate ids in a row are found in linear time. A bitset over the id range (set while the
 # row is scanned, cleared after it: 12.5 kB for 100k items, so it stays in L1) is the fastest
-# the row number, is the fastest (one random write per id) when ids are small; when ids are
-# huge (e.g. hashed ids near 2**62) an open-addressing hash table sized to the row is used.
+# when ids are small; when ids are huge (e.g. hashed ids near 2**62) an open-addressing hash
+# table sized to the row is used.
 
 cdef inline Py_ssize_t _first_dup(const rank_t* row, Py_ssize_t n, uint64_t* bits,
                                   int64_t* table, int tbits) noexcept nogil:
