@@ -93,6 +93,7 @@ def extensions():
             Extension(
                 name,
                 [path],
+                depends=sorted(glob.glob(os.path.join("rankereval", "*.h"))),
                 language="c++",
                 include_dirs=[np.get_include()],
                 define_macros=[

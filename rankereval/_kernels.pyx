@@ -6,13 +6,20 @@ broadcast), the first k' items of the ranking are looked up in the label row, pr
 short list of *hits* (rank of the hit, position of its label in the CSR row). Each metric is
 then a small reduction over that list, so the lookup code exists once.
 
-Lookup strategies (chosen by the caller):
+Lookup strategies (``_lookup.h``), chosen per row by a cost model (``_choose``) unless a
+test forces one:
 
+* scan: compare each block of 8 ranked items with every label of the row, with SIMD
+  compares. No scratch memory and no branch on the data; the cheapest choice for short
+  label rows (a few dozen positives), at any cutoff -- the common recommendation case.
 * bitset: each thread owns one bit per item id; the label row's items are set before and
   cleared after the row, so a lookup is one bit test. 100k items take 12.5 kB, which stays
-  in L1 cache while the rankings stream past -- the common recommendation case. (An int32
-  "stamp" array per item was 32x larger and missed L2 on this workload.)
-* binary search in the sorted CSR row: no scratch memory, any id range.
+  in L1 cache while the rankings stream past -- long label rows and long cutoffs.
+* binary search in the sorted CSR row: no scratch memory, any id range; a few items looked
+  up in a long label row.
+
+The first items of the ranking a few rows ahead are prefetched (see ``re_prefetch``): for
+short cutoffs in long rows that is most of the time saved.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, M_LN2, NAN, expm1
@@ -25,6 +32,7 @@ import numpy as np
 cdef extern from *:
     """
     #include <algorithm>
+    #include <cstdint>
     #include <functional>
     /* the m largest of a[0:n] at the front, in descending order, by selection */
     static inline void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) {
@@ -32,8 +40,22 @@ cdef extern from *:
         if (m < n) std::nth_element(a, a + m - 1, a + n, std::greater<double>());
         std::sort(a, a + (m < n ? m : n), std::greater<double>());
     }
+
     """
     void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
+
+cdef extern from "_lookup.h":
+    void re_prefetch(const void* p, Py_ssize_t bytes) noexcept nogil
+    Py_ssize_t re_search[L, V](const L* a, Py_ssize_t n, V v) noexcept nogil
+    Py_ssize_t re_scan_hits[R, L](const R* row, Py_ssize_t kk, const L* lab, Py_ssize_t n,
+                                  uint64_t n_ids, int32_t* hit_rank, bint first_only) noexcept nogil
+    void re_bitset_mark[L](uint64_t* bits, const L* lab, Py_ssize_t n, uint64_t n_ids,
+                           bint value) noexcept nogil
+    Py_ssize_t re_bitset_hits[R](const R* row, Py_ssize_t kk, const uint64_t* bits, uint64_t n_words,
+                                 int32_t* hit_rank, bint first_only) noexcept nogil
+    Py_ssize_t re_search_hits[R, L](const R* row, Py_ssize_t kk, const L* lab, Py_ssize_t n,
+                                    int32_t* hit_rank, int32_t* hit_pos, bint first_only) noexcept nogil
+
 
 # metric ids, mirrored in metrics.py
 cdef enum:
@@ -54,32 +76,37 @@ METRIC_IDS = {
 }
 
 
-cdef inline Py_ssize_t _search(const label_idx_t* a, Py_ssize_t n, int64_t v) noexcept nogil:
-    """Position of v in the sorted a[0:n], or -1. Branch-light lower bound."""
-    cdef const label_idx_t* base = a
-    cdef Py_ssize_t half
-    if n == 0:
-        return -1
-    while n > 1:
-        half = n >> 1
-        if base[half] <= v:
-            base = base + half
-        n -= half
-    if base[0] == v:
-        return base - a
-    return -1
+cdef enum:
+    PREFETCH_AHEAD = 8    # rows: the first items of row i + 8 are requested at row i
+    PREFETCH_BYTES = 512  # at most this much of it (longer reads stream well on their own)
+
+# lookup strategies; ``LOOKUP`` in metrics.py mirrors these for tests that force one
+cdef enum:
+    AUTO = 0
+    BITSET = 1
+    SEARCH = 2
+    SCAN = 3
+
+LOOKUP_IDS = {"auto": AUTO, "bitset": BITSET, "search": SEARCH, "scan": SCAN}
 
 
-cdef inline bint _prefer_bitset(Py_ssize_t kk, Py_ssize_t n_rel) noexcept nogil:
-    """Per-row choice of lookup. The bitset costs 2 * n_rel read-modify-writes (set, then
-    clear) and one cheap bit test per ranked item; binary search costs about log2(n_rel)
-    steps per ranked item. Measured on the benchmark workload (one thread, per row): setting
-    and clearing ~17 ns per label, a bit test ~0.3 ns, a search step ~3 ns; hence the factor
-    6. Short cutoffs (k=10) and long label rows take the binary search, k=100 the bitset."""
+cdef inline int _choose(Py_ssize_t kk, Py_ssize_t n_rel, bint bitset_ok) noexcept nogil:
+    """Per-row choice of lookup: the cheapest by a cost model fitted to single-thread timings
+    on this project's benchmark machine (units of 0.1 ns; n_rel 1-200, k 1-1000). scan: per
+    block of 8 ranked items, 2 ns plus 1 ns per label; bitset: 1.5 ns per label (set, then
+    clear) plus 2 ns per ranked item; binary search: per ranked item, 1 ns plus 1.6 ns per
+    step. Off by up to 1.5x on single cases, which moves only near-ties."""
     cdef Py_ssize_t steps = 1
+    cdef Py_ssize_t scan = ((kk + 7) >> 3) * (20 + 10 * n_rel)
+    cdef Py_ssize_t search, bitset
     while (<Py_ssize_t> 1 << steps) <= n_rel:
         steps += 1
-    return 6 * n_rel <= kk * steps
+    search = kk * (10 + 16 * steps)
+    if bitset_ok:
+        bitset = 15 * n_rel + 20 * kk
+        if bitset < scan and bitset < search:
+            return BITSET
+    return SCAN if scan <= search else SEARCH
 
 
 cdef inline double _gain(double v, int power) noexcept nogil:
@@ -135,13 +162,14 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
           const float64_t[::1] l_val, bint binary, Py_ssize_t n_items,
           const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t k, bint truncated,
           const float64_t[::1] disc, int power, const float64_t[::1] norm,
-          bint use_bitset, float64_t[::1] out, int n_threads):
+          bint bitset_ok, int lookup, float64_t[::1] out, int n_threads):
     """Score every ranking; see the module docstring.
 
     ``k < 0`` means the whole ranking. ``disc`` holds 1/log_b(i + 2) for every rank i that
     can occur (DCG only). ``norm`` (length 0 or the number of label rows) divides each DCG
     (NDCG's ideal DCG). One label row is broadcast when ``l_indptr`` has two entries and
-    there are several rankings.
+    there are several rankings. ``bitset_ok``: the item range is small enough for a bitset
+    per thread. ``lookup``: AUTO, or a strategy every row must use (for tests).
     """
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
@@ -149,31 +177,37 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     # these two only need the first hit: stop looking there (a 1000-long ranking is common)
     cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK
     cdef bint divide = norm.shape[0] > 0
-    cdef Py_ssize_t i, j, jb, lrow, ls, n_rel, length, kk, n_hits, p
+    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
     cdef Py_ssize_t nnz = l_ind.shape[0]
     cdef uint64_t n_ids = <uint64_t> n_items
-    cdef int64_t item
+    cdef int how
     cdef uint64_t* bits = NULL
     cdef int32_t* hit_rank = NULL
     cdef int32_t* hit_pos = NULL
     cdef const label_idx_t* lab
+    cdef const rank_t* row
     cdef const float64_t* vals = &l_val[0] if l_val.shape[0] else NULL
     cdef const float64_t* dp = &disc[0] if disc.shape[0] else NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag
     cdef double v
 
+    if lookup == BITSET and not bitset_ok:
+        raise ValueError("the bitset lookup needs bitset_ok")
+    # one label row for all rankings: with a bitset, set its bits once per thread, never clear
+    cdef bint shared_bits = broadcast and bitset_ok and lookup in (AUTO, BITSET)
+    # row i starts at rbase + i * width (no &ranks[i, 0]: out of bounds when width == 0)
+    cdef const rank_t* rbase = &ranks[0, 0] if n > 0 and width > 0 else NULL
     with nogil, parallel(num_threads=n_threads):
         bits = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
-        if use_bitset:
-            bits = <uint64_t*> calloc(n_words, sizeof(uint64_t))
-        if hit_rank == NULL or hit_pos == NULL or (use_bitset and bits == NULL):
+        if bitset_ok and lookup != SEARCH and lookup != SCAN:
+            bits = <uint64_t*> calloc(n_words + 1, sizeof(uint64_t))  # + 1: see re_bitset_hits
+        if hit_rank == NULL or hit_pos == NULL or (bitset_ok and lookup in (AUTO, BITSET) and bits == NULL):
             failed[0] = 1
         else:
-            if broadcast and use_bitset:
-                # one label row for all rankings: set its bits once per thread, never clear
+            if shared_bits:
                 for jb in range(max(l_indptr[0], 0), min(l_indptr[1], nnz)):
                     if <uint64_t> l_ind[jb] < n_ids:
                         bits[l_ind[jb] >> 6] |= (<uint64_t> 1) << (l_ind[jb] & 63)
@@ -194,34 +228,28 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                     continue
                 kk = length if (k < 0 or k > length) else k
                 lab = &l_ind[ls]
+                row = rbase + i * width
+                if i + PREFETCH_AHEAD < n:
+                    re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
                 n_hits = 0
-                if use_bitset and (broadcast or _prefer_bitset(kk, n_rel)):
-                    if not broadcast:
-                        for j in range(n_rel):
-                            if <uint64_t> lab[j] < n_ids:
-                                bits[lab[j] >> 6] |= (<uint64_t> 1) << (lab[j] & 63)
-                    for j in range(kk):
-                        item = ranks[i, j]
-                        if <uint64_t> item < n_ids and (bits[item >> 6] >> (item & 63)) & 1:
-                            hit_rank[n_hits] = <int32_t> j
-                            if need_pos:  # graded DCG: the label's position, for its value
-                                hit_pos[n_hits] = <int32_t> _search(lab, n_rel, item)
-                            n_hits = n_hits + 1
-                            if first_only:
-                                break
-                    if not broadcast:  # leave the bitset empty for the next row
-                        for j in range(n_rel):
-                            if <uint64_t> lab[j] < n_ids:
-                                bits[lab[j] >> 6] = 0
+                how = lookup
+                if shared_bits:
+                    how = BITSET
+                elif how == AUTO:
+                    how = _choose(kk, n_rel, bitset_ok)
+                if how == SCAN:
+                    n_hits = re_scan_hits(row, kk, lab, n_rel, n_ids, hit_rank, first_only)
+                elif how == BITSET:
+                    if not shared_bits:
+                        re_bitset_mark(bits, lab, n_rel, n_ids, True)
+                    n_hits = re_bitset_hits(row, kk, bits, n_words, hit_rank, first_only)
+                    if not shared_bits:  # leave the bitset empty for the next row
+                        re_bitset_mark(bits, lab, n_rel, n_ids, False)
                 else:
-                    for j in range(kk):
-                        p = _search(lab, n_rel, ranks[i, j])
-                        if p >= 0:
-                            hit_rank[n_hits] = <int32_t> j
-                            hit_pos[n_hits] = <int32_t> p
-                            n_hits = n_hits + 1
-                            if first_only:
-                                break
+                    n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
+                if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
+                    for j in range(n_hits):
+                        hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
                 v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated,
                             vals + ls if vals != NULL else NULL, dp, power, binary)
                 if divide:

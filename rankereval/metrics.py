@@ -41,6 +41,9 @@ __all__ = [
 _NAN_HANDLING = ("propagate", "drop", "zerofill")
 # label id range up to which a per-thread bitset (one bit per item, 8 MB at most) is used
 _BITSET_MAX_ITEMS = 1 << 26
+# how the kernel looks ranked items up in a label row: "auto" chooses per row; tests set
+# "bitset", "search" or "scan" to check every strategy on the same input
+_LOOKUP = "auto"
 
 
 def _check_k(k, allow_none=False):
@@ -118,7 +121,10 @@ class Metric:
         """Call the metric kernel (``k=None``: the whole ranking)."""
         ranks = y_pred.indices
         work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
-        use_bitset = y_true.n_items <= min(_BITSET_MAX_ITEMS, 64 * ranks.size + 65536)
+        bitset_ok = y_true.n_items <= min(_BITSET_MAX_ITEMS, 64 * ranks.size + 65536)
+        lookup = _kernels.LOOKUP_IDS[_LOOKUP]
+        if lookup == _kernels.LOOKUP_IDS["bitset"] and not bitset_ok:
+            lookup = _kernels.LOOKUP_IDS["auto"]
         out = np.empty(y_pred.n_rows, dtype=np.float64)
         _kernels.score(
             self._metric,
@@ -134,7 +140,8 @@ class Metric:
             np.empty(0) if disc is None else disc,
             power,
             np.empty(0) if norm is None else norm,
-            use_bitset,
+            bitset_ok,
+            lookup,
             out,
             _n_threads(work),
         )

@@ -25,6 +25,7 @@ import math
 import os
 import sys
 import warnings
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -55,6 +56,8 @@ from rankereval import (  # noqa: E402
 
 RTOL = 1e-12
 ATOL = 1e-12
+# lookup strategies of the metric kernel (rankereval.metrics._LOOKUP)
+LOOKUPS = ("auto", "bitset", "search", "scan")
 
 SMALL_IDS = list(range(12))
 # ids that do not fit in int32, one that float64 cannot represent exactly
@@ -222,14 +225,21 @@ def build(data):
 
 def check(metric, data, y_true, y_pred, ref_fn, **params):
     """Compare metric.score with the reference for one parameter set."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
-        got = metric.score(y_true, y_pred)
     expected = ref.score_rows(ref_fn, data["label_rows"], data["rankings"], **params)
     expected = np.asarray(expected, dtype=np.float64)
+    # the kernel chooses a lookup strategy per row; force each one in turn, so that every
+    # strategy is checked on every input whatever the chooser would pick
+    for lookup in LOOKUPS:
+        with warnings.catch_warnings(), patch.object(rankereval.metrics, "_LOOKUP", lookup):
+            warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
+            got = metric.score(y_true, y_pred)
+        _assert_matches(got, expected, metric, dict(params, lookup=lookup))
+
+
+def _assert_matches(got, expected, metric, params):
     assert isinstance(got, np.ndarray)
     assert got.dtype == np.float64
-    assert got.shape == (len(data["rankings"]),)
+    assert got.shape == expected.shape
     # cheap test first (thousands of comparisons per test); the same criterion
     # as assert_allclose(rtol, atol, equal_nan=True), which reports failures
     with np.errstate(invalid="ignore"):
