@@ -257,9 +257,15 @@ class Labels:
         self = object.__new__(cls)
         self._indptr = _readonly(indptr)
         self._indices = _readonly(indices)
-        self._values = _readonly(values)
+        # BinaryLabels may leave values unset (None): all ones, made on first use (_vals)
+        self._values = None if values is None else _readonly(values)
         self._n_items = int(n_items)
         return self
+
+    def _vals(self):
+        if self._values is None:
+            self._values = _readonly(np.ones(self._indices.shape[0]))
+        return self._values
 
     @classmethod
     def _from_csr(cls, m):
@@ -288,7 +294,7 @@ class Labels:
     @property
     def values(self):
         """Label values (float64) aligned with :attr:`indices`, never zero, read-only."""
-        return self._values.view()
+        return self._vals().view()
 
     @property
     def n_rows(self):
@@ -309,7 +315,7 @@ class Labels:
     def csr(self):
         """The labels as a :class:`scipy.sparse.csr_array` sharing the read-only storage."""
         return sp.csr_array(
-            (self._values.view(), self._indices.view(), self._indptr.view()),
+            (self._vals().view(), self._indices.view(), self._indptr.view()),
             shape=(self.n_rows, self._n_items),
             copy=False,
         )
@@ -323,7 +329,7 @@ class Labels:
 
     def labels_to_list(self):
         """Non-zero label values, one list per row, aligned with :meth:`indices_to_list`."""
-        return [r.tolist() for r in np.split(self._values, self._indptr[1:-1])] if self.n_rows else []
+        return [r.tolist() for r in np.split(self._vals(), self._indptr[1:-1])] if self.n_rows else []
 
     def __eq__(self, other):
         if type(other) is not type(self):
@@ -331,7 +337,7 @@ class Labels:
         return (
             np.array_equal(self._indptr, other._indptr)
             and np.array_equal(self._indices, other._indices)
-            and np.array_equal(self._values, other._values)
+            and (self._values is None and other._values is None or np.array_equal(self._vals(), other._vals()))
         )
 
     __hash__ = None
@@ -384,6 +390,10 @@ class Labels:
         """
         if x.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
+        if not pattern and x.format == "csr":
+            fast = cls._from_csr_fast(x)
+            if fast is not None:
+                return fast
         _check_sparse_structure(x, name)
         m = x if x.format == "csr" else x.tocsr()
         if not m.has_canonical_format:  # unsorted or duplicate entries: sum them, as scipy does
@@ -400,8 +410,37 @@ class Labels:
             kept = np.concatenate(([0], np.cumsum(nonzero)))
             indptr, indices, data = kept[indptr], indices[nonzero], data[nonzero]
         dt = np.int32 if max(m.shape[1], data.size) <= _INT32_MAX else np.int64
-        values = np.ones(data.size) if binary else np.array(data, dtype=np.float64)
+        values = None if binary else np.array(data, dtype=np.float64)
         return cls._from_canonical(indptr.astype(dt), indices.astype(dt), values, m.shape[1])
+
+    @classmethod
+    def _from_csr_fast(cls, x):
+        """Canonical CSR with float labels and no explicit zeros, checked and copied in two
+        typed passes (the common case); None when anything needs the general path, which
+        also writes the error messages."""
+        data, indptr, indices = x.data, x.indptr, x.indices
+        if (
+            data.dtype not in (np.float32, np.float64)
+            or indptr.dtype not in (np.int32, np.int64)
+            or indices.dtype != indptr.dtype
+            or not (data.flags.c_contiguous and indptr.flags.c_contiguous and indices.flags.c_contiguous)
+            or data.shape != indices.shape
+            or indptr.size != x.shape[0] + 1
+            or int(indptr[-1]) != indices.size  # scipy tolerates unused entries past the end
+        ):
+            return None
+        binary = cls is BinaryLabels
+        threads = _n_threads(data.size)
+        n_zero, ok = _convert.check_label_data(data, binary, threads)
+        if not ok or n_zero:
+            return None
+        dt = np.int32 if max(x.shape[1], data.size) <= _INT32_MAX else np.int64
+        out_indptr = np.empty(indptr.size, dtype=dt)
+        out_indices = np.empty(indices.size, dtype=dt)
+        if _convert.copy_csr_structure(indptr, indices, x.shape[1], out_indptr, out_indices, threads):
+            return None
+        values = None if binary else np.array(data, dtype=np.float64)
+        return cls._from_canonical(out_indptr, out_indices, values, x.shape[1])
 
 
 def _restore_labels(cls, indptr, indices, values, n_items):
@@ -527,7 +566,7 @@ class BinaryLabels(Labels):
         if not is_sorted:
             m.has_sorted_indices = False
             m.sort_indices()
-        return cls._from_canonical(m.indptr, m.indices, m.data, max_id + 1)
+        return cls._from_canonical(m.indptr, m.indices, None, max_id + 1)
 
     @classmethod
     def from_matrix(cls, labels):
@@ -856,6 +895,13 @@ def _dense_rankings(a, name):
         a = a.astype(np.int64)
     threads = _n_threads(a.size)
     out = np.empty((n, m), dtype=np.int32)
+    if a.flags.c_contiguous:
+        # the common case, in one pass: copy, range check and duplicate check per row
+        fits, hi, bad = _convert.copy_dense_ids(a, out, threads)
+        if fits:
+            _raise_dense_duplicates(bad, out, name)
+            return out
+    # ids outside [0, 2**31) or a strided array: copy, then check
     lo, hi = _convert.copy_minmax(a, out, threads)
     if lo < 0:
         r = int(np.flatnonzero((a < 0).any(axis=1))[0])
@@ -868,10 +914,16 @@ def _dense_rankings(a, name):
         _convert.copy_minmax(a, out, threads)
     # the duplicate check of ragged rows serves: a C-contiguous 2-D array is ragged rows of width m
     indptr = np.arange(0, (n + 1) * m, m, dtype=np.int64) if m else np.zeros(n + 1, dtype=np.int64)
-    flat = out.reshape(-1)
-    bad, _ = _convert.ragged_duplicates(indptr, flat, max(hi, 0), threads)
-    _raise_duplicates(bad, indptr, flat, name)
+    bad, _ = _convert.ragged_duplicates(indptr, out.reshape(-1), max(hi, 0), threads)
+    _raise_dense_duplicates(bad, out, name)
     return out
+
+
+def _raise_dense_duplicates(bad, out, name):
+    """_raise_duplicates for a 2-D array, seen as ragged rows of equal width."""
+    if bad.any():
+        n, m = out.shape
+        _raise_duplicates(bad, np.arange(0, (n + 1) * m, m, dtype=np.int64), out.reshape(-1), name)
 
 
 def _apply_filters(ranks, lengths, valid_items, invalid_items):

@@ -44,6 +44,7 @@ _BITSET_MAX_ITEMS = 1 << 26
 # how the kernel looks ranked items up in a label row: "auto" chooses per row; tests set
 # "bitset", "search" or "scan" to check every strategy on the same input
 _LOOKUP = "auto"
+_NO_VALUES = np.empty(0)
 
 
 def _check_k(k, allow_none=False):
@@ -130,7 +131,7 @@ class Metric:
             self._metric,
             y_true.indptr,
             y_true.indices,
-            y_true.values,
+            _NO_VALUES if isinstance(y_true, BinaryLabels) else y_true.values,  # binary: all 1
             isinstance(y_true, BinaryLabels),
             y_true.n_items,
             ranks,

@@ -1,0 +1,152 @@
+"""The one-pass construction paths agree with the general ones.
+
+``Rankings.from_ranked_indices`` converts a C-contiguous 2-D array in one blocked pass
+(copy, range check, duplicate check with a per-thread bitset that grows with the ids, or a
+hash table for ids >= 2**26); ``BinaryLabels/NumericLabels.from_matrix`` take canonical
+float CSR input through two typed passes. Everything else goes the general way. These tests
+pit the two against each other, and check that every error still names the problem.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankereval import BinaryLabels, NumericLabels, Rankings
+
+
+def _distinct_rows(rng, n, m, max_id):
+    """n rows of m distinct ids in [0, max_id], the largest id present in the first row."""
+    rows = np.sort(rng.integers(0, max_id - m + 2, size=(n, m)), axis=1) + np.arange(m)
+    rows[0, -1] = max_id
+    return rows
+
+
+@pytest.mark.parametrize("max_id", [150, 5_000, 300_000, 2**27, 2**31 - 1])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype):
+    # 6000 x 100 = 600k ids: above the threading threshold, several bitset growths per thread
+    rng = np.random.default_rng(max_id % 997)
+    a = _distinct_rows(rng, 6000, 100, max_id).astype(dtype)
+    a = rng.permuted(a, axis=1)
+    r = Rankings.from_ranked_indices(a)
+    assert r.indices.dtype == np.int32
+    np.testing.assert_array_equal(r.indices, a)
+    # the general path (a strided view) gives the same storage
+    f = np.asfortranarray(a)
+    assert not f.flags.c_contiguous
+    assert Rankings.from_ranked_indices(f) == r
+    for row in (0, 2999, 5999):
+        bad = a.copy()
+        bad[row, 77] = bad[row, 3]
+        with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, 3]} in row {row}\b"):
+            Rankings.from_ranked_indices(bad)
+        with pytest.raises(ValueError, match=rf"in row {row}\b"):
+            Rankings.from_ranked_indices(np.asfortranarray(bad))
+
+
+def test_dense_rankings_counts_every_row_with_duplicates():
+    a = np.tile(np.arange(100, dtype=np.int64), (6000, 1))
+    a[[5, 4000, 4001], 1] = 0
+    with pytest.raises(ValueError, match=r"duplicate item id 0 in row 5 \(and 2 more rows with duplicates\)"):
+        Rankings.from_ranked_indices(a)
+
+
+@pytest.mark.parametrize("value", [-1, 2**31, 2**40])
+def test_dense_rankings_out_of_int31_take_the_general_path(value):
+    a = np.tile(np.arange(100, dtype=np.int64), (6000, 1))
+    a[4321, 50] = value
+    if value < 0:
+        with pytest.raises(ValueError, match="non-negative"):
+            Rankings.from_ranked_indices(a)
+    else:
+        r = Rankings.from_ranked_indices(a)
+        assert r.indices.dtype == np.int64
+        np.testing.assert_array_equal(r.indices, a)
+
+
+def _random_csr(rng, n_rows, n_cols, dtype, graded):
+    m = sp.random_array((n_rows, n_cols), density=0.01, format="csr", dtype=np.float64, rng=rng)
+    m.data[:] = rng.integers(1, 4, m.nnz) if graded else 1
+    m.sort_indices()
+    return sp.csr_array((m.data.astype(dtype), m.indices, m.indptr), shape=m.shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cls", [BinaryLabels, NumericLabels])
+def test_csr_labels_fast_path_matches_general_path(cls, dtype):
+    rng = np.random.default_rng(7)
+    m = _random_csr(rng, 3000, 2000, dtype, graded=cls is NumericLabels)
+    fast = cls.from_matrix(m)
+    general = cls.from_matrix(m.toarray())  # the dense path: no typed CSR check
+    assert fast == general
+    np.testing.assert_array_equal(fast.indptr, m.indptr)
+    np.testing.assert_array_equal(fast.indices, m.indices)
+    np.testing.assert_array_equal(fast.values, m.data.astype(np.float64))
+    assert fast.values.dtype == np.float64 and not fast.values.flags.writeable
+    assert fast.indices.dtype == np.int32
+
+
+def test_csr_labels_fast_path_leaves_input_alone():
+    rng = np.random.default_rng(8)
+    m = _random_csr(rng, 100, 50, np.float32, graded=False)
+    before = (m.data.copy(), m.indices.copy(), m.indptr.copy())
+    y = BinaryLabels.from_matrix(m)
+    for a, b in zip(before, (m.data, m.indices, m.indptr)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.shares_memory(y.indices, m.indices) and not np.shares_memory(y.indptr, m.indptr)
+
+
+def test_binary_values_made_on_demand_are_ones_and_frozen():
+    y = BinaryLabels.from_matrix(sp.csr_array(np.array([[0, 1, 1], [1, 0, 0]], dtype=np.float32)))
+    np.testing.assert_array_equal(y.values, [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError):
+        y.values[0] = 5
+    assert y.labels_to_list() == [[1.0, 1.0], [1.0]]
+    assert y.csr.toarray().tolist() == [[0, 1, 1], [1, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ("explicit_zero", None),
+        ("unsorted", None),
+        ("duplicate", None),
+        ("nan", "finite"),
+        ("two", "must be 0 or 1"),
+        ("negative", "must be 0 or 1"),
+        ("column_out_of_range", "invalid sparse csr structure"),
+        ("decreasing_indptr", "invalid sparse csr structure"),
+    ],
+)
+def test_csr_labels_that_leave_the_fast_path(edit, message):
+    dense = np.array([[1, 0, 1, 1], [0, 1, 0, 0], [1, 1, 0, 1]], dtype=np.float64)
+    m = sp.csr_array(dense)
+    data, indices, indptr = m.data.copy(), m.indices.copy(), m.indptr.copy()
+    expected = dense.copy()
+    if edit == "explicit_zero":
+        data[1] = 0
+        expected[0, 2] = 0
+    elif edit == "unsorted":
+        indices[0], indices[1] = indices[1], indices[0]
+    elif edit == "duplicate":  # scipy sums duplicates: 1 + 1 = 2 is not binary
+        indices[1] = indices[0]
+    elif edit == "nan":
+        data[2] = np.nan
+    elif edit == "two":
+        data[2] = 2
+    elif edit == "negative":
+        data[2] = -1
+    elif edit == "column_out_of_range":
+        indices[-1] = 9
+    elif edit == "decreasing_indptr":
+        indptr[1], indptr[2] = indptr[2], indptr[1]
+    x = sp.csr_array((data, indices, indptr), shape=m.shape)
+    if edit == "duplicate":
+        with pytest.raises(ValueError, match="must be 0 or 1"):
+            BinaryLabels.from_matrix(x)
+        assert NumericLabels.from_matrix(x).labels_to_list()[0] == [2.0, 1.0]
+    elif message is None:
+        assert BinaryLabels.from_matrix(x) == BinaryLabels.from_matrix(expected)
+    else:
+        with pytest.raises(ValueError, match=message):
+            BinaryLabels.from_matrix(x)
+
