@@ -1,8 +1,8 @@
 """The one-pass construction paths agree with the general ones.
 
 ``Rankings.from_ranked_indices`` converts a C-contiguous 2-D array in one blocked pass
-(copy, range check, duplicate check with a per-thread bitset that grows with the ids, or a
-hash table for ids >= 2**26); ``BinaryLabels/NumericLabels.from_matrix`` take canonical
+(copy, range check, duplicate check with per-thread stamps for ids < 2**22, a bitset for
+ids < 2**26, both growing with the ids, or a hash table beyond); ``BinaryLabels/NumericLabels.from_matrix`` take canonical
 float CSR input through two typed passes. Everything else goes the general way. These tests
 pit the two against each other, and check that every error still names the problem.
 """
@@ -20,7 +20,7 @@ def _distinct_rows(rng, n, m, max_id):
     return rows
 
 
-@pytest.mark.parametrize("max_id", [150, 5_000, 300_000, 2**27, 2**31 - 1])
+@pytest.mark.parametrize("max_id", [150, 5_000, 300_000, 2**24, 2**27, 2**31 - 1])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype):
     # 6000 x 100 = 600k ids: above the threading threshold, several bitset growths per thread
@@ -150,3 +150,21 @@ def test_csr_labels_that_leave_the_fast_path(edit, message):
         with pytest.raises(ValueError, match=message):
             BinaryLabels.from_matrix(x)
 
+
+
+def test_dense_rankings_stamps_survive_the_wrap_around():
+    # Stamps are 16-bit: a thread's 65 536th row gets stamp 1 again, the stamp of its first
+    # row, so the stamps must be cleared then. Row 0 holds ids 1000-1003, used nowhere else
+    # until row 65 535 (the first thread's 65 536th row) takes id 1000 again: without the
+    # clearing it would look repeated there.
+    rng = np.random.default_rng(11)
+    a = np.argsort(rng.random((140_000, 100)), axis=1)[:, :4]
+    a[0] = [1000, 1001, 1002, 1003]
+    a[65_535] = [1000, 5, 6, 7]
+    r = Rankings.from_ranked_indices(a)
+    np.testing.assert_array_equal(r.indices, a)
+    for row in (65_534, 65_535, 65_536, 131_072, 139_999):
+        bad = a.copy()
+        bad[row, 3] = bad[row, 0]
+        with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, 0]} in row {row}\b"):
+            Rankings.from_ranked_indices(bad)
