@@ -195,16 +195,17 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     if lookup == BITSET and not bitset_ok:
         raise ValueError("the bitset lookup needs bitset_ok")
     # one label row for all rankings: with a bitset, set its bits once per thread, never clear
-    cdef bint shared_bits = broadcast and bitset_ok and lookup in (AUTO, BITSET)
+    cdef bint need_bits = bitset_ok and (lookup == AUTO or lookup == BITSET)
+    cdef bint shared_bits = broadcast and need_bits
     # row i starts at rbase + i * width (no &ranks[i, 0]: out of bounds when width == 0)
     cdef const rank_t* rbase = &ranks[0, 0] if n > 0 and width > 0 else NULL
     with nogil, parallel(num_threads=n_threads):
         bits = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
-        if bitset_ok and lookup != SEARCH and lookup != SCAN:
+        if need_bits:
             bits = <uint64_t*> calloc(n_words + 1, sizeof(uint64_t))  # + 1: see re_bitset_hits
-        if hit_rank == NULL or hit_pos == NULL or (bitset_ok and lookup in (AUTO, BITSET) and bits == NULL):
+        if hit_rank == NULL or hit_pos == NULL or (need_bits and bits == NULL):
             failed[0] = 1
         else:
             if shared_bits:

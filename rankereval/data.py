@@ -272,7 +272,7 @@ class Labels:
         """Store a canonical CSR (sorted, no duplicates, no zeros) with the narrowest id dtype."""
         nnz = m.nnz
         # scipy needs 64-bit indices once the width or nnz exceeds int32, whatever the ids
-        dt = np.int32 if max(m.shape[1], nnz) <= _INT32_MAX else np.int64
+        dt = _id_dtype(max(m.shape[1], nnz))
         return cls._from_canonical(
             np.asarray(m.indptr, dtype=dt),
             np.asarray(m.indices, dtype=dt),
@@ -337,7 +337,8 @@ class Labels:
         return (
             np.array_equal(self._indptr, other._indptr)
             and np.array_equal(self._indices, other._indices)
-            and (self._values is None and other._values is None or np.array_equal(self._vals(), other._vals()))
+            # binary values are all 1 by construction: equal ids mean equal labels
+            and (type(self) is BinaryLabels or np.array_equal(self._values, other._values))
         )
 
     __hash__ = None
@@ -409,7 +410,7 @@ class Labels:
         if not nonzero.all():  # explicit zeros are "not relevant": not stored
             kept = np.concatenate(([0], np.cumsum(nonzero)))
             indptr, indices, data = kept[indptr], indices[nonzero], data[nonzero]
-        dt = np.int32 if max(m.shape[1], data.size) <= _INT32_MAX else np.int64
+        dt = _id_dtype(max(m.shape[1], data.size))
         values = None if binary else np.array(data, dtype=np.float64)
         return cls._from_canonical(indptr.astype(dt), indices.astype(dt), values, m.shape[1])
 
@@ -434,7 +435,7 @@ class Labels:
         n_zero, ok = _convert.check_label_data(data, binary, threads)
         if not ok or n_zero:
             return None
-        dt = np.int32 if max(x.shape[1], data.size) <= _INT32_MAX else np.int64
+        dt = _id_dtype(max(x.shape[1], data.size))
         out_indptr = np.empty(indptr.size, dtype=dt)
         out_indices = np.empty(indices.size, dtype=dt)
         if _convert.copy_csr_structure(indptr, indices, x.shape[1], out_indptr, out_indices, threads):

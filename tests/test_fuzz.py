@@ -807,15 +807,15 @@ def test_from_matrix(cls, x):
         score_everything(y, [ids, [r[::-1] for r in ids]])
 
 
+def _given(**kwargs):
+    """The keyword arguments that were drawn (None: leave the default)."""
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
 @given(x=any_input(), valid=FILTERS, invalid=FILTERS)
 def test_from_ranked_indices(x, valid, invalid):
     before = [snapshot(v) for v in (x, valid, invalid)]
-    kwargs = {}
-    if valid is not None:
-        kwargs["valid_items"] = valid
-    if invalid is not None:
-        kwargs["invalid_items"] = invalid
-    out = run(Rankings.from_ranked_indices, x, **kwargs)
+    out = run(Rankings.from_ranked_indices, x, **_given(valid_items=valid, invalid_items=invalid))
     check_warnings(out, x, valid, invalid)
     check_unmodified(before, x, valid, invalid)
     expected = oracle(oracle_from_ranked_indices, x, valid, invalid)
@@ -832,14 +832,7 @@ def test_from_ranked_indices(x, valid, invalid):
 @given(x=any_input(), valid=FILTERS, invalid=FILTERS, k=K_VALUES)
 def test_from_scores(x, valid, invalid, k):
     before = [snapshot(v) for v in (x, valid, invalid)]
-    kwargs = {}
-    if valid is not None:
-        kwargs["valid_items"] = valid
-    if invalid is not None:
-        kwargs["invalid_items"] = invalid
-    if k is not None:
-        kwargs["k"] = k
-    out = run(Rankings.from_scores, x, **kwargs)
+    out = run(Rankings.from_scores, x, **_given(valid_items=valid, invalid_items=invalid, k=k))
     check_warnings(out, x, valid, invalid)
     check_unmodified(before, x, valid, invalid)
     expected = oracle(oracle_from_scores, x, valid, invalid, k)
