@@ -215,13 +215,20 @@ def check_label_data(const score_t[::1] data, bint binary, int n_threads):
     return n_zero, not bad[0]
 
 
-# Duplicate checks of copy_dense_ids, by the row's largest id: a per-thread array of 16-bit
-# stamps below DENSE_STAMP_MAX (8 MB at most), a bitset below DENSE_BITSET_MAX_BITS (8 MB),
-# a hash table above. Both arrays grow with the ids seen.
+# Duplicate checks of copy_dense_ids, by the size of the row's ids: a per-thread array of
+# 16-bit stamps below DENSE_STAMP_MAX (8 MB at most), a bitset below DENSE_BITSET_MAX_BITS
+# (8 MB), a hash table above. Both arrays grow with the ids seen.
 cdef enum:
     DENSE_STAMP_MAX = 1 << 22
     DENSE_BITSET_MAX_BITS = 1 << 26
-    DENSE_BLOCK_ROWS = 32  # rows copied, then checked while in cache
+    DENSE_PREFETCH_ROWS = 8  # rows of input requested ahead of the one being converted
+
+
+cdef extern from "_dense.h":
+    uint64_t re_copy_or[T](const T* p, int32_t* q, Py_ssize_t m, bint stream) noexcept nogil
+    bint re_dup_stamped[T](const T* p, Py_ssize_t m, uint16_t* stamps, uint16_t e) noexcept nogil
+    void re_stream_fence() noexcept nogil
+    void re_prefetch(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
 cdef struct _DupState:
@@ -234,102 +241,85 @@ cdef struct _DupState:
     Py_ssize_t bit_cap
 
 
-cdef inline Py_ssize_t _grown(Py_ssize_t hi) noexcept nogil:
+cdef inline Py_ssize_t _grown(uint64_t hi) noexcept nogil:
     """Capacity for ids up to hi: a power of two, at least 4096."""
     cdef Py_ssize_t cap = 4096
-    while cap <= hi:
+    while <uint64_t> cap <= hi:
         cap = cap * 2
     return cap
 
 
-cdef inline bint _dup_stamped(const int32_t* row, Py_ssize_t m, _DupState* st) noexcept nogil:
-    """Whether row[0:m] repeats an id: each row gets a new stamp value, so nothing needs
-    clearing between rows (only every 65535 rows, when the stamp wraps), and the loop has no
-    branch -- a third faster than set-then-clear bits on this project's benchmark machine."""
-    cdef Py_ssize_t j
-    cdef int d = 0
-    cdef uint16_t e
-    st.epoch = st.epoch + 1
-    if st.epoch == 0:
-        memset(st.stamps, 0, st.stamp_cap * sizeof(uint16_t))
-        st.epoch = 1
-    e = st.epoch
-    for j in range(m):
-        d = d | (st.stamps[row[j]] == e)
-        st.stamps[row[j]] = e
-    return d
-
-
-def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, int n_threads):
+def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint stream, int n_threads):
     """Copy a C-contiguous 2-D id array into int32 ``out`` and find repeated ids, in one pass.
 
     Each row is cast, range-checked and checked for duplicates while it is in L1 cache, so
     the input is read once and the output written once (two streaming passes over the
     output, as in copy + duplicate check, cost a third more on this project's benchmark
-    machine). The duplicate check uses per-thread stamps or a bitset that grow with the
-    largest id seen, or a hash table for a row with a larger id (see DENSE_STAMP_MAX).
+    machine). The row kernels are in ``_dense.h``. The duplicate check reads the input row,
+    not the output: a large output is written with streaming stores, which leave the caches.
+    It uses per-thread stamps or a bitset that grow with the ids seen, or a hash table for
+    a row with larger ids (see DENSE_STAMP_MAX). ``stream``: write ``out`` with streaming
+    stores (for an output larger than the caches; a small one is better left in them).
 
-    Returns ``(fits, hi, bad)``: ``fits`` is False when some id is outside [0, 2**31) (then
-    nothing else is meaningful: the caller takes the general path); ``hi`` is the largest
-    id; ``bad`` holds 1 for each row with a repeated id.
+    Returns ``(fits, bad)``: ``fits`` is False when some id is outside [0, 2**31) (then
+    ``bad`` is not meaningful: the caller takes the general path); ``bad`` holds 1 for each
+    row with a repeated id.
     """
-    cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, i0, i1, blk
-    cdef int64_t[::1] row_hi = np.zeros(n, dtype=np.int64)
+    cdef Py_ssize_t n = a.shape[0], m = a.shape[1], i, cap
     cdef int8_t[::1] bad = np.zeros(n, dtype=np.int8)
     cdef int8_t[::1] flags = np.zeros(2, dtype=np.int8)  # shared: [id out of range, no memory]
-    cdef int64_t hi
-    cdef Py_ssize_t cap
+    cdef uint64_t hi
     cdef _DupState* st = NULL
     cdef void* grown
     cdef int64_t* table = NULL
     cdef int tbits = _table_bits(m)
     if n == 0 or m == 0:
-        return True, -1, np.asarray(bad)
+        return True, np.asarray(bad)
     with nogil, parallel(num_threads=n_threads):
         st = <_DupState*> calloc(1, sizeof(_DupState))
         table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
         if table == NULL or st == NULL:
             flags[1] = 1
         else:
-            for blk in prange((n + DENSE_BLOCK_ROWS - 1) // DENSE_BLOCK_ROWS, schedule='static'):
+            for i in prange(n, schedule='static'):
                 if flags[0] or flags[1]:
                     continue
-                i0 = blk * DENSE_BLOCK_ROWS
-                i1 = min(i0 + DENSE_BLOCK_ROWS, n)
-                # first copy the block (streaming), then check it while it is in L1/L2
-                for i in range(i0, i1):
-                    if not _copy_row_fits_int31(&a[i, 0], &out[i, 0], m, &hi):
-                        flags[0] = 1
-                        break
-                    row_hi[i] = hi
-                if flags[0]:
+                if i + DENSE_PREFETCH_ROWS < n:
+                    re_prefetch(&a[i + DENSE_PREFETCH_ROWS, 0], m * sizeof(in_id_t))
+                # hi: the OR of the row's ids, which has the same highest bit as their max
+                hi = re_copy_or(&a[i, 0], &out[i, 0], m, stream)
+                if hi >> 31:
+                    flags[0] = 1
                     continue
-                for i in range(i0, i1):
-                    hi = row_hi[i]
-                    if hi < DENSE_STAMP_MAX:
-                        if hi >= st.stamp_cap:
-                            cap = _grown(hi)
-                            grown = calloc(cap, sizeof(uint16_t))
-                            if grown == NULL:
-                                flags[1] = 1
-                                break
-                            free(st.stamps)  # the new array is all zero: no stamp of epoch >= 1
-                            st.stamps = <uint16_t*> grown
-                            st.stamp_cap = cap
-                        if _dup_stamped(&out[i, 0], m, st):
-                            bad[i] = 1
-                        continue
-                    if hi < DENSE_BITSET_MAX_BITS and hi >= st.bit_cap:
+                if hi < DENSE_STAMP_MAX:
+                    if hi >= <uint64_t> st.stamp_cap:
                         cap = _grown(hi)
-                        grown = calloc(cap >> 6, sizeof(uint64_t))
+                        grown = calloc(cap, sizeof(uint16_t))
                         if grown == NULL:
                             flags[1] = 1
-                            break
-                        free(st.bits)  # all zero: every row clears what it set
-                        st.bits = <uint64_t*> grown
-                        st.bit_cap = cap
-                    if _first_dup(&out[i, 0], m, st.bits if hi < st.bit_cap else NULL, table, tbits) >= 0:
+                            continue
+                        free(st.stamps)  # the new array is all zero: no stamp of epoch >= 1
+                        st.stamps = <uint16_t*> grown
+                        st.stamp_cap = cap
+                    st.epoch = st.epoch + 1
+                    if st.epoch == 0:  # the stamp wrapped: clear once every 65535 rows
+                        memset(st.stamps, 0, st.stamp_cap * sizeof(uint16_t))
+                        st.epoch = 1
+                    if re_dup_stamped(&a[i, 0], m, st.stamps, st.epoch):
                         bad[i] = 1
+                    continue
+                if hi < DENSE_BITSET_MAX_BITS and hi >= <uint64_t> st.bit_cap:
+                    cap = _grown(hi)
+                    grown = calloc(cap >> 6, sizeof(uint64_t))
+                    if grown == NULL:
+                        flags[1] = 1
+                        continue
+                    free(st.bits)  # all zero: every row clears what it set
+                    st.bits = <uint64_t*> grown
+                    st.bit_cap = cap
+                if _first_dup(&out[i, 0], m, st.bits if hi < <uint64_t> st.bit_cap else NULL, table, tbits) >= 0:
+                    bad[i] = 1
+        re_stream_fence()
         if st != NULL:
             free(st.stamps)
             free(st.bits)
@@ -337,9 +327,7 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, int n_threads):
         free(table)
     if flags[1]:
         raise MemoryError("could not allocate the scratch space to check for duplicate ids")
-    if flags[0]:
-        return False, -1, np.asarray(bad)
-    return True, int(np.max(row_hi)), np.asarray(bad)
+    return not flags[0], np.asarray(bad)
 
 
 def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t max_id, int n_threads):

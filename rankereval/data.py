@@ -29,6 +29,9 @@ _MAX_K = 2**62
 # below this many elements of work a kernel runs on one thread: waking a second thread (and,
 # on a busy machine, waiting for the OS to schedule it) costs more than it saves
 _PARALLEL_MIN_WORK = 500_000
+# a converted ranking array at least this large is written around the caches (streaming
+# stores): it would not stay in them anyway, and an ordinary store first reads each line
+_STREAM_BYTES = 16 << 20
 
 
 class InvalidValuesWarning(UserWarning):
@@ -898,7 +901,7 @@ def _dense_rankings(a, name):
     out = np.empty((n, m), dtype=np.int32)
     if a.flags.c_contiguous:
         # the common case, in one pass: copy, range check and duplicate check per row
-        fits, hi, bad = _convert.copy_dense_ids(a, out, threads)
+        fits, bad = _convert.copy_dense_ids(a, out, out.nbytes >= _STREAM_BYTES, threads)
         if fits:
             _raise_dense_duplicates(bad, out, name)
             return out

@@ -1,8 +1,9 @@
 """The one-pass construction paths agree with the general ones.
 
-``Rankings.from_ranked_indices`` converts a C-contiguous 2-D array in one blocked pass
-(copy, range check, duplicate check with per-thread stamps for ids < 2**22, a bitset for
-ids < 2**26, both growing with the ids, or a hash table beyond); ``BinaryLabels/NumericLabels.from_matrix`` take canonical
+``Rankings.from_ranked_indices`` converts a C-contiguous 2-D array in one pass (per row:
+copy and range check, written with streaming stores for a large output, then a duplicate
+check with per-thread stamps for ids < 2**22, a bitset for ids < 2**26, both growing with
+the ids, or a hash table beyond); ``BinaryLabels/NumericLabels.from_matrix`` take canonical
 float CSR input through two typed passes. Everything else goes the general way. These tests
 pit the two against each other, and check that every error still names the problem.
 """
@@ -10,7 +11,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import rankereval.data
 from rankereval import BinaryLabels, NumericLabels, Rankings
+
+
+@pytest.fixture(params=["cached", "streamed"])
+def store(request, monkeypatch):
+    """Run a test with ordinary stores and with streaming stores (any size streams)."""
+    if request.param == "streamed":
+        monkeypatch.setattr(rankereval.data, "_STREAM_BYTES", 0)
+    return request.param
 
 
 def _distinct_rows(rng, n, m, max_id):
@@ -22,7 +32,7 @@ def _distinct_rows(rng, n, m, max_id):
 
 @pytest.mark.parametrize("max_id", [150, 5_000, 300_000, 2**24, 2**27, 2**31 - 1])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype):
+def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype, store):
     # 6000 x 100 = 600k ids: above the threading threshold, several bitset growths per thread
     rng = np.random.default_rng(max_id % 997)
     a = _distinct_rows(rng, 6000, 100, max_id).astype(dtype)
@@ -43,7 +53,7 @@ def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype):
             Rankings.from_ranked_indices(np.asfortranarray(bad))
 
 
-def test_dense_rankings_counts_every_row_with_duplicates():
+def test_dense_rankings_counts_every_row_with_duplicates(store):
     a = np.tile(np.arange(100, dtype=np.int64), (6000, 1))
     a[[5, 4000, 4001], 1] = 0
     with pytest.raises(ValueError, match=r"duplicate item id 0 in row 5 \(and 2 more rows with duplicates\)"):
@@ -51,7 +61,7 @@ def test_dense_rankings_counts_every_row_with_duplicates():
 
 
 @pytest.mark.parametrize("value", [-1, 2**31, 2**40])
-def test_dense_rankings_out_of_int31_take_the_general_path(value):
+def test_dense_rankings_out_of_int31_take_the_general_path(value, store):
     a = np.tile(np.arange(100, dtype=np.int64), (6000, 1))
     a[4321, 50] = value
     if value < 0:
@@ -152,7 +162,7 @@ def test_csr_labels_that_leave_the_fast_path(edit, message):
 
 
 
-def test_dense_rankings_stamps_survive_the_wrap_around():
+def test_dense_rankings_stamps_survive_the_wrap_around(store):
     # Stamps are 16-bit: a thread's 65 536th row gets stamp 1 again, the stamp of its first
     # row, so the stamps must be cleared then. Row 0 holds ids 1000-1003, used nowhere else
     # until row 65 535 (the first thread's 65 536th row) takes id 1000 again: without the
@@ -168,3 +178,33 @@ def test_dense_rankings_stamps_survive_the_wrap_around():
         bad[row, 3] = bad[row, 0]
         with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, 0]} in row {row}\b"):
             Rankings.from_ranked_indices(bad)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 7, 8, 13, 33])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_dense_rankings_any_width_and_position(width, dtype, store):
+    # Streaming stores write 4 ids at a time from the first 16-byte aligned slot of a row, so
+    # rows of these widths start at every alignment and end with every tail length: each id
+    # must arrive, and an id out of range must be seen at every position of a row.
+    rng = np.random.default_rng(width)
+    n = 64
+    a = np.argsort(rng.random((n, 50)), axis=1)[:, :width].astype(dtype)
+    r = Rankings.from_ranked_indices(a)
+    np.testing.assert_array_equal(r.indices, a)
+    assert r.indices.dtype == np.int32
+    for j in range(width):
+        row = (7 * j) % n
+        for value in (-1, 2**31 - 1 if dtype == np.int32 else 2**31):
+            bad = a.copy()
+            bad[row, j] = value
+            if value < 0:
+                with pytest.raises(ValueError, match=rf"non-negative, got -1 in row {row}\b"):
+                    Rankings.from_ranked_indices(bad)
+            else:
+                out = Rankings.from_ranked_indices(bad).indices
+                np.testing.assert_array_equal(out, bad)
+        if width > 1:
+            bad = a.copy()
+            bad[row, j] = bad[row, (j + 1) % width]
+            with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, j]} in row {row}\b"):
+                Rankings.from_ranked_indices(bad)
