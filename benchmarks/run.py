@@ -239,6 +239,13 @@ def bench_library(lib, w, rows, spec_list, repeats, log, label=None):
         tr, trs, rankings = timed(lambda: lib.convert_rankings(ws), repeats)
         state = {**labels, **rankings}
         out["construction"] = {"labels_s": tl, "rankings_s": tr, "median_s": tl + tr, "times_s": [a + b for a, b in zip(tls, trs)]}
+        # context for the conversion times: the rankings' storage is new memory at every call,
+        # and what a first write to new memory costs varies with the machine (on a VM, with
+        # whether the host still backs the pages); the same bytes, written fresh, right after
+        nbytes = rankings["rankings"].indices.nbytes
+        tf, tfs, _ = timed(lambda: np.full(nbytes, 1, dtype=np.uint8), repeats)
+        out["construction"] |= {"rankings_times_s": trs, "fresh_write_bytes": nbytes,
+                                "fresh_write_s": tf, "fresh_write_times_s": tfs}
     else:  # slow dict building: at most 3 repeats
         t, ts, state = timed(lambda: convert(lib, ws, spec_list), min(repeats, 3))
         out["construction"] = {"median_s": t, "times_s": ts}
@@ -490,6 +497,13 @@ def print_workload_table(res, out=print):
                 return "-"
             return f"{m['peak_extra_bytes'] / 2**20:,.0f} ({m['peak_extra_bytes'] / m['input_nbytes']:.1f}x)"
         row("peak MiB (x input)", mcell)
+    c = re_["construction"]
+    if "fresh_write_s" in c:
+        calls = ", ".join(_ms(t) for t in c["rankings_times_s"])
+        fresh = ", ".join(_ms(t) for t in c["fresh_write_times_s"])
+        out(f"   rankereval construction: labels {_ms(c['labels_s'])} ms + rankings {_ms(c['rankings_s'])} ms "
+            f"(calls: {calls}); for context, np.full of {c['fresh_write_bytes'] / 2**20:,.0f} MiB (the "
+            f"rankings' storage; new memory, one thread) took {_ms(c['fresh_write_s'])} ms (calls: {fresh})")
 
 
 def print_agreement(entries, out=print):

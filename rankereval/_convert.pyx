@@ -228,6 +228,7 @@ cdef extern from "_dense.h":
     uint64_t re_copy_or[T](const T* p, int32_t* q, Py_ssize_t m, bint stream) noexcept nogil
     bint re_dup_stamped[T](const T* p, Py_ssize_t m, uint16_t* stamps, uint16_t e) noexcept nogil
     void re_stream_fence() noexcept nogil
+    void re_populate_write(void* p, size_t nbytes) noexcept nogil
     void re_prefetch(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
@@ -249,7 +250,7 @@ cdef inline Py_ssize_t _grown(uint64_t hi) noexcept nogil:
     return cap
 
 
-def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint stream, int n_threads):
+def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint large, int n_threads):
     """Copy a C-contiguous 2-D id array into int32 ``out`` and find repeated ids, in one pass.
 
     Each row is cast, range-checked and checked for duplicates while it is in L1 cache, so
@@ -258,8 +259,9 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint stream, in
     machine). The row kernels are in ``_dense.h``. The duplicate check reads the input row,
     not the output: a large output is written with streaming stores, which leave the caches.
     It uses per-thread stamps or a bitset that grow with the ids seen, or a hash table for
-    a row with larger ids (see DENSE_STAMP_MAX). ``stream``: write ``out`` with streaming
-    stores (for an output larger than the caches; a small one is better left in them).
+    a row with larger ids (see DENSE_STAMP_MAX). ``large``: ``out`` is larger than the
+    caches, so it is faulted in first from this thread (``re_populate_write``) and written
+    with streaming stores; a small output is better left in the caches.
 
     Returns ``(fits, bad)``: ``fits`` is False when some id is outside [0, 2**31) (then
     ``bad`` is not meaningful: the caller takes the general path); ``bad`` holds 1 for each
@@ -275,6 +277,9 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint stream, in
     cdef int tbits = _table_bits(m)
     if n == 0 or m == 0:
         return True, np.asarray(bad)
+    if large:
+        with nogil:
+            re_populate_write(&out[0, 0], n * m * sizeof(int32_t))
     with nogil, parallel(num_threads=n_threads):
         st = <_DupState*> calloc(1, sizeof(_DupState))
         table = <int64_t*> malloc((<size_t> 1 << tbits) * sizeof(int64_t))
@@ -287,7 +292,7 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint stream, in
                 if i + DENSE_PREFETCH_ROWS < n:
                     re_prefetch(&a[i + DENSE_PREFETCH_ROWS, 0], m * sizeof(in_id_t))
                 # hi: the OR of the row's ids, which has the same highest bit as their max
-                hi = re_copy_or(&a[i, 0], &out[i, 0], m, stream)
+                hi = re_copy_or(&a[i, 0], &out[i, 0], m, large)
                 if hi >> 31:
                     flags[0] = 1
                     continue
