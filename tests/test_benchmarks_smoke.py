@@ -59,7 +59,12 @@ def test_workloads_with_peers(bench, tmp_path, capsys):
         assert {"rankereval", "rankereval[1 thread]", *peers} == set(w["libraries"])
         re_ = w["libraries"]["rankereval"]
         assert re_["rows"] == w["n_rows"] and not re_["extrapolated"]
-        assert re_["construction"]["median_s"] > 0 and re_["warmup_s"] >= 0
+        c = re_["construction"]
+        assert c["median_s"] > 0 and re_["warmup_s"] >= 0
+        # the fresh-memory write printed next to the conversion is of the rankings' bytes:
+        # one int32 per ranked item of each row
+        assert c["fresh_write_bytes"] > 0 and c["fresh_write_bytes"] % (4 * w["n_rows"]) == 0
+        assert c["fresh_write_s"] > 0 and len(c["rankings_times_s"]) == len(c["fresh_write_times_s"]) == 1
         assert "NDCG@10" in re_["metrics"] and "Recall@100" in re_["metrics"]
         for m in re_["metrics"].values():
             assert m["median_s"] > 0 and len(m["times_s"]) == 1
@@ -91,6 +96,7 @@ def test_memory_latency_and_thread_scaling(bench, tmp_path):
     assert r["import_s"] > 0 and r["first_call_s"] > 0 and r["wall_s"] > r["total_s"]
     sc = res["thread_scaling"]
     assert set(sc["threads"]) == {"1", "2"} and sc["speedup_2_vs_1"] > 0
+    assert all(len(sc["threads"][n]["times_s"]) == res["repeats"] for n in ("1", "2"))
     # threadpoolctl must reach rankereval's OpenMP runtime (when it was built with OpenMP)
     if sc["openmp"]:
         assert sc["threads"]["1"]["omp_max_threads_seen"] == 1
