@@ -9,9 +9,9 @@ from libc.math cimport isfinite
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from rankereval._openmp cimport rankereval_omp_max_threads, rankereval_have_openmp
 from libc.stdint cimport uint16_t
 
+from rankereval._openmp cimport rankereval_omp_max_threads, rankereval_have_openmp
 from rankereval._typedefs cimport float64_t, in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
 
 import numpy as np
@@ -56,6 +56,16 @@ cdef extern from *:
         double s
         long long i
     void re_top_pairs(re_pair* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
+
+
+# row kernels of the dense conversion (copy, range check, duplicate check)
+cdef extern from "_dense.h":
+    uint64_t re_copy_or_plain[T, Q](const T* p, Q* q, Py_ssize_t m) noexcept nogil
+    uint64_t re_copy_or[T](const T* p, int32_t* q, Py_ssize_t m, bint stream) noexcept nogil
+    bint re_dup_stamped[T](const T* p, Py_ssize_t m, uint16_t* stamps, uint16_t e) noexcept nogil
+    void re_stream_fence() noexcept nogil
+    void re_populate_write(void* p, size_t nbytes) noexcept nogil
+    void re_prefetch(const void* p, Py_ssize_t nbytes) noexcept nogil
 
 
 # Duplicate ids in a row are found in linear time. A bitset over the id range (set while the
@@ -110,17 +120,10 @@ def use_bitset(int64_t max_id, Py_ssize_t total):
 
 cdef inline bint _copy_row_fits_int31(const in_id_t* p, rank_t* q, Py_ssize_t m, int64_t* row_max) noexcept nogil:
     """Copy p[0:m] to q with a cast; True (and the row max) when every id is in [0, 2**31).
-
-    Two simple loops the compiler vectorises: OR-ing the ids as unsigned shows both a sign
-    bit and a value >= 2**31 in the high bits; the max is then taken on the narrow copy.
-    """
+    The max is taken on the copy, in a second loop the compiler vectorises."""
     cdef Py_ssize_t j
-    cdef uint64_t bits = 0
     cdef rank_t mx = 0
-    for j in range(m):
-        bits = bits | <uint64_t> p[j]
-        q[j] = <rank_t> p[j]
-    if bits >> 31:
+    if re_copy_or_plain(p, q, m) >> 31:
         return False
     for j in range(m):
         mx = q[j] if q[j] > mx else mx
@@ -224,14 +227,6 @@ cdef enum:
     DENSE_PREFETCH_ROWS = 8  # rows of input requested ahead of the one being converted
 
 
-cdef extern from "_dense.h":
-    uint64_t re_copy_or[T](const T* p, int32_t* q, Py_ssize_t m, bint stream) noexcept nogil
-    bint re_dup_stamped[T](const T* p, Py_ssize_t m, uint16_t* stamps, uint16_t e) noexcept nogil
-    void re_stream_fence() noexcept nogil
-    void re_populate_write(void* p, size_t nbytes) noexcept nogil
-    void re_prefetch(const void* p, Py_ssize_t nbytes) noexcept nogil
-
-
 cdef struct _DupState:
     # per-thread state that changes inside a prange loop: reached through a pointer, because
     # Cython makes every variable assigned in the loop body private to each iteration
@@ -256,7 +251,7 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint large, int
     Each row is cast, range-checked and checked for duplicates while it is in L1 cache, so
     the input is read once and the output written once (two streaming passes over the
     output, as in copy + duplicate check, cost a third more on this project's benchmark
-    machine). The row kernels are in ``_dense.h``. The duplicate check reads the input row,
+    machine). The row kernels are in ``_dense.h``. The duplicate checks read the input row,
     not the output: a large output is written with streaming stores, which leave the caches.
     It uses per-thread stamps or a bitset that grow with the ids seen, or a hash table for
     a row with larger ids (see DENSE_STAMP_MAX). ``large``: ``out`` is larger than the
@@ -322,7 +317,7 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint large, int
                     free(st.bits)  # all zero: every row clears what it set
                     st.bits = <uint64_t*> grown
                     st.bit_cap = cap
-                if _first_dup(&out[i, 0], m, st.bits if hi < <uint64_t> st.bit_cap else NULL, table, tbits) >= 0:
+                if _first_dup(&a[i, 0], m, st.bits if hi < <uint64_t> st.bit_cap else NULL, table, tbits) >= 0:
                     bad[i] = 1
         re_stream_fence()
         if st != NULL:

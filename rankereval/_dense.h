@@ -16,9 +16,8 @@
 
 #include <cstdint>
 #include <cstddef>
-#include <cstring>
 
-#include "_lookup.h"
+#include "_lookup.h" /* re_prefetch, RE_RESTRICT, RE_HAVE_SSE2 */
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -28,23 +27,17 @@
 #endif
 #endif
 
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#define RE_HAVE_SSE2 1
-#else
-#define RE_HAVE_SSE2 0
-#endif
-
-/* q[0:m] = p[0:m] cast to int32; returns the OR of p[0:m] as unsigned, so the row fits in
+/* q[0:m] = p[0:m] cast to Q; returns the OR of p[0:m] as unsigned, so the row fits in
  * [0, 2**31) exactly when the result is below 2**31 (a negative id sets the top bit). What is
  * written is meaningful only then. The OR also bounds the row's largest id: both have the
- * same highest set bit, which is all the caller's table sizing needs. */
-template <typename T>
-static inline uint64_t re_copy_or_plain(const T* RE_RESTRICT p, int32_t* RE_RESTRICT q, Py_ssize_t m) {
+ * same highest set bit, which is all the caller's table sizing needs. A loop the compiler
+ * vectorises. */
+template <typename T, typename Q>
+static inline uint64_t re_copy_or_plain(const T* RE_RESTRICT p, Q* RE_RESTRICT q, Py_ssize_t m) {
     uint64_t bits = 0;
     for (Py_ssize_t j = 0; j < m; ++j) {
         bits |= (uint64_t) p[j];
-        q[j] = (int32_t) p[j];
+        q[j] = (Q) p[j];
     }
     return bits;
 }
@@ -90,15 +83,15 @@ static inline uint64_t re_copy_or(const T* RE_RESTRICT p, int32_t* RE_RESTRICT q
     if (stream) {
         Py_ssize_t j = 0;
         while (j < m && ((uintptr_t) (q + j) & 15)) ++j;
-        uint64_t bits = re_copy_or_plain<T>(p, q, j);
+        uint64_t bits = re_copy_or_plain(p, q, j);
         __m128i acc = _mm_setzero_si128();
         for (; j + 4 <= m; j += 4)
             _mm_stream_si128((__m128i*) (q + j), re_load4(p + j, acc));
-        return bits | re_fold(acc, p) | re_copy_or_plain<T>(p + j, q + j, m - j);
+        return bits | re_fold(acc, p) | re_copy_or_plain(p + j, q + j, m - j);
     }
 #endif
     (void) stream;
-    return re_copy_or_plain<T>(p, q, m);
+    return re_copy_or_plain(p, q, m);
 }
 
 /* Fault in the whole pages of p[0:nbytes] for writing, from the calling thread, in one

@@ -32,7 +32,6 @@ import numpy as np
 cdef extern from *:
     """
     #include <algorithm>
-    #include <cstdint>
     #include <functional>
     /* the m largest of a[0:n] at the front, in descending order, by selection */
     static inline void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) {
@@ -40,7 +39,6 @@ cdef extern from *:
         if (m < n) std::nth_element(a, a + m - 1, a + n, std::greater<double>());
         std::sort(a, a + (m < n ? m : n), std::greater<double>());
     }
-
     """
     void re_top_values(double* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
 

@@ -17,6 +17,14 @@
 #include <cstdint>
 #include <cstddef>
 
+/* SSE2 is part of every x86-64 CPU: used without compiler flags or runtime dispatch */
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define RE_HAVE_SSE2 1
+#else
+#define RE_HAVE_SSE2 0
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 static inline int re_popcount(uint64_t x) { return __builtin_popcountll(x); }
 static inline int re_ctz(uint64_t x) { return __builtin_ctzll(x); } /* x != 0 */
@@ -80,8 +88,7 @@ static inline uint64_t re_block_hits(const R* r, Py_ssize_t m, const L* lab, Py_
     return m >= 64 ? mask : mask & ((((uint64_t) 1) << m) - 1);
 }
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if RE_HAVE_SSE2
 /* The same for int32 ids on every x86-64 CPU, written out: per label, one broadcast and two
  * compares of four ids each (the compiler's version of the loop above spills its lanes). No
  * range check is needed: labels are in [0, n_ids), so an id outside can equal none of them. */

@@ -12,15 +12,39 @@ import pytest
 import scipy.sparse as sp
 
 import rankereval.data
-from rankereval import BinaryLabels, NumericLabels, Rankings
+from rankereval import BinaryLabels, NumericLabels, Rankings, _convert
+
+
+class _OnePass:
+    """What the one-pass conversions of a test did: ``(fits, large)`` per call."""
+
+    def __init__(self, streamed):
+        self.streamed = streamed
+        self.calls = []
+
+    def took_it(self):
+        """The last conversion took the one-pass path, with the stores of this test's mode."""
+        return bool(self.calls) and self.calls[-1] == (True, self.streamed)
 
 
 @pytest.fixture(params=["cached", "streamed"])
 def store(request, monkeypatch):
-    """Run a test with ordinary stores and with streaming stores (any size streams)."""
-    if request.param == "streamed":
+    """Run a test with ordinary stores and with streaming stores (any size streams), and
+    record each one-pass conversion: an equality with the general path proves nothing if
+    the one-pass path was never taken."""
+    streamed = request.param == "streamed"
+    if streamed:
         monkeypatch.setattr(rankereval.data, "_STREAM_BYTES", 0)
-    return request.param
+    seen = _OnePass(streamed)
+    real = _convert.copy_dense_ids
+
+    def spy(a, out, large, n_threads):
+        fits, bad = real(a, out, large, n_threads)
+        seen.calls.append((fits, large))
+        return fits, bad
+
+    monkeypatch.setattr(_convert, "copy_dense_ids", spy)
+    return seen
 
 
 def _distinct_rows(rng, n, m, max_id):
@@ -38,6 +62,7 @@ def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype, store):
     a = _distinct_rows(rng, 6000, 100, max_id).astype(dtype)
     a = rng.permuted(a, axis=1)
     r = Rankings.from_ranked_indices(a)
+    assert store.took_it()
     assert r.indices.dtype == np.int32
     np.testing.assert_array_equal(r.indices, a)
     # the general path (a strided view) gives the same storage
@@ -49,6 +74,7 @@ def test_dense_rankings_duplicates_found_at_any_id_range(max_id, dtype, store):
         bad[row, 77] = bad[row, 3]
         with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, 3]} in row {row}\b"):
             Rankings.from_ranked_indices(bad)
+        assert store.took_it()
         with pytest.raises(ValueError, match=rf"in row {row}\b"):
             Rankings.from_ranked_indices(np.asfortranarray(bad))
 
@@ -58,6 +84,7 @@ def test_dense_rankings_counts_every_row_with_duplicates(store):
     a[[5, 4000, 4001], 1] = 0
     with pytest.raises(ValueError, match=r"duplicate item id 0 in row 5 \(and 2 more rows with duplicates\)"):
         Rankings.from_ranked_indices(a)
+    assert store.took_it()
 
 
 @pytest.mark.parametrize("value", [-1, 2**31, 2**40])
@@ -71,6 +98,7 @@ def test_dense_rankings_out_of_int31_take_the_general_path(value, store):
         r = Rankings.from_ranked_indices(a)
         assert r.indices.dtype == np.int64
         np.testing.assert_array_equal(r.indices, a)
+    assert [fits for fits, _ in store.calls] == [False]  # seen by the one pass, then handed on
 
 
 def _random_csr(rng, n_rows, n_cols, dtype, graded):
@@ -86,6 +114,7 @@ def test_csr_labels_fast_path_matches_general_path(cls, dtype):
     rng = np.random.default_rng(7)
     m = _random_csr(rng, 3000, 2000, dtype, graded=cls is NumericLabels)
     fast = cls.from_matrix(m)
+    assert cls._from_csr_fast(m) == fast  # the typed passes took it (None would mean not)
     general = cls.from_matrix(m.toarray())  # the dense path: no typed CSR check
     assert fast == general
     np.testing.assert_array_equal(fast.indptr, m.indptr)
@@ -168,10 +197,11 @@ def test_dense_rankings_stamps_survive_the_wrap_around(store):
     # until row 65 535 (the first thread's 65 536th row) takes id 1000 again: without the
     # clearing it would look repeated there.
     rng = np.random.default_rng(11)
-    a = np.argsort(rng.random((140_000, 100)), axis=1)[:, :4]
+    a = np.ascontiguousarray(np.argsort(rng.random((140_000, 100)), axis=1)[:, :4])
     a[0] = [1000, 1001, 1002, 1003]
     a[65_535] = [1000, 5, 6, 7]
     r = Rankings.from_ranked_indices(a)
+    assert store.took_it()
     np.testing.assert_array_equal(r.indices, a)
     for row in (65_534, 65_535, 65_536, 131_072, 139_999):
         bad = a.copy()
@@ -190,6 +220,7 @@ def test_dense_rankings_any_width_and_position(width, dtype, store):
     n = 64
     a = np.argsort(rng.random((n, 50)), axis=1)[:, :width].astype(dtype)
     r = Rankings.from_ranked_indices(a)
+    assert store.took_it()
     np.testing.assert_array_equal(r.indices, a)
     assert r.indices.dtype == np.int32
     for j in range(width):
@@ -203,6 +234,8 @@ def test_dense_rankings_any_width_and_position(width, dtype, store):
             else:
                 out = Rankings.from_ranked_indices(bad).indices
                 np.testing.assert_array_equal(out, bad)
+            # the one pass saw the id as out of range, except 2**31 - 1, which fits
+            assert store.calls[-1][0] == (value == 2**31 - 1)
         if width > 1:
             bad = a.copy()
             bad[row, j] = bad[row, (j + 1) % width]
