@@ -11,7 +11,7 @@ from libc.string cimport memset
 
 from libc.stdint cimport uint16_t
 
-from rankereval._openmp cimport rankereval_omp_max_threads, rankereval_have_openmp
+from rankereval._openmp cimport rankereval_omp_max_threads
 from rankereval._typedefs cimport float64_t, in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
 
 import numpy as np
@@ -20,11 +20,6 @@ import numpy as np
 def openmp_max_threads():
     """Threads an OpenMP region would use now (OMP_NUM_THREADS, threadpoolctl limits); 1 without OpenMP."""
     return rankereval_omp_max_threads()
-
-
-def have_openmp():
-    """Whether the kernels were compiled with OpenMP (multi-threaded)."""
-    return bool(rankereval_have_openmp())
 
 
 cdef extern from *:

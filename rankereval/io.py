@@ -248,10 +248,11 @@ class TrecData:
         return len(self.query_ids)
 
     def labels_for(self, metric):
-        """The labels ``metric`` needs: :attr:`numeric_labels` for DCG/NDCG, else binary."""
-        from rankereval.metrics import DCG
+        """The labels ``metric`` reads: :attr:`numeric_labels` for a metric of graded
+        relevance (its registry entry says ``labels="graded"``: DCG, NDCG), else binary."""
+        from rankereval.metrics._base import labels_for
 
-        return self.numeric_labels if isinstance(metric, DCG) else self.binary_labels
+        return labels_for(metric, self.binary_labels, self.numeric_labels)
 
     def score(self, metric):
         """Per-query scores of ``metric`` (ndarray aligned with :attr:`query_ids`)."""
