@@ -16,6 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
     ) from exc
 
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
+from rankereval.exceptions import UndefinedMetricWarning
 from rankereval.metrics import (
     AP,
     DCG,
@@ -37,6 +38,7 @@ __all__ = [
     "NumericLabels",
     "Rankings",
     "InvalidValuesWarning",
+    "UndefinedMetricWarning",
     "Metric",
     "Precision",
     "Recall",

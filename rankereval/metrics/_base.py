@@ -76,6 +76,8 @@ class MetricInfo:
         ``{"power": ("relevance_scaling", "power")}``. A bool parameter is its own token.
     undefined : str
         When a value is NaN, completing "... because ..." (for the warning of ``mean``).
+    value_range : tuple of float
+        The values a defined score can take, ``(low, high)`` inclusive.
     """
 
     name: str
@@ -87,6 +89,7 @@ class MetricInfo:
     choices: dict = field(default_factory=dict)
     tokens: dict = field(default_factory=dict)
     undefined: str = "its labels have no relevant item"
+    value_range: tuple = (0.0, 1.0)
 
     def __post_init__(self):
         if self.labels not in _LABELS:
@@ -140,8 +143,9 @@ class Metric:
     # -- parameters ----------------------------------------------------------------------
     def _params(self):
         """Constructor arguments, in signature order (what repr, ==, pickling and name use)."""
-        return {p: getattr(self, p) for p in inspect.signature(type(self).__init__).parameters
-                if p != "self"}
+        return {p.name: getattr(self, p.name)
+                for p in inspect.signature(type(self).__init__).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
@@ -254,6 +258,9 @@ class Metric:
             If the numbers of label rows and rankings differ (and there is more than one
             label row).
         """
+        if type(self).__dict__.get("info") is None and type(self).info is None:
+            raise TypeError(f"{type(self).__name__} is not a registered metric (give it an "
+                            "`info = MetricInfo(...)` registry entry)")
         self._check_inputs(y_true, y_pred)
         return self._score(y_true, y_pred)
 

@@ -72,6 +72,7 @@ class DCG(Metric):
         tokens={"power": ("relevance_scaling", "power"), "log2": ("log_base", "2")},
         summary="DCG@k: discounted cumulative gain (graded); no @k: the whole ranking",
         undefined="its labels have no item with relevance > 0",
+        value_range=(0.0, float("inf")),
     )
 
     def __init__(self, k=None, relevance_scaling="identity", log_base="e"):

@@ -134,7 +134,7 @@ def from_name(name, defaults=None):
         raise ValueError(f"metric {name!r} needs a cutoff, e.g. {base.strip()}@10")
     sig = inspect.signature(cls.__init__).parameters
     explicit = set()
-    for token in filter(None, (t.strip() for t in options.split(","))):
+    for token in filter(None, (t.strip().lower() for t in options.split(","))):
         key, eq, value = token.partition("=")
         key = key.strip()
         if eq:
