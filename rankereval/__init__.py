@@ -17,6 +17,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
+from rankereval._evaluation import Evaluation, evaluate  # noqa: E402  (after the metrics it uses)
 from rankereval.metrics import (
     AP,
     DCG,
@@ -31,6 +32,10 @@ from rankereval.metrics import (
     ReciprocalRank,
 )
 
+for _obj in (evaluate, Evaluation, UndefinedMetricWarning):
+    _obj.__module__ = __name__  # documented and pickled under the public name
+del _obj
+
 __version__ = "0.3.0"
 
 __all__ = [
@@ -39,6 +44,8 @@ __all__ = [
     "Rankings",
     "InvalidValuesWarning",
     "UndefinedMetricWarning",
+    "evaluate",
+    "Evaluation",
     "Metric",
     "Precision",
     "Recall",

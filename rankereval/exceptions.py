@@ -25,8 +25,8 @@ class UndefinedMetricWarning(UserWarning):
     ...     NDCG(2).mean(y_true, y_pred)
     nan
     >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
-    ndcg@2 is undefined (NaN) for 1 of 2 rankings, because its labels have no relevant
-    item, so its mean is NaN. Pass nan_handling='drop' to average over the defined rankings
+    ndcg@2 is undefined (NaN) for 1 of 2 rankings, because its labels have no item with
+    relevance > 0, so its mean is NaN. Pass nan_handling='drop' to average over the defined rankings
     only, or nan_handling='zerofill' to count undefined rankings as 0.
     >>> NDCG(2).mean(y_true, y_pred, nan_handling="drop")
     1.0
