@@ -70,7 +70,7 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_tools", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_tools", "_generated", "Thumbs.db", ".DS_Store"]
 root_doc = "index"
 language = "en"
 default_role = "autolink"
@@ -302,7 +302,32 @@ def _resolve_reexported(app, env, node, contnode):
     )
 
 
+def _write_metric_table(app):
+    """docs/_generated/metric_table.rst: the list of metrics, from the metric registry (so a
+    new metric appears in the docs without editing any page)."""
+    from rankereval.metrics._base import _registered
+
+    rows = []
+    for cls in _registered():
+        info = cls.info
+        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        aliases = ", ".join(f"``{a}``" for a in info.aliases) or "--"
+        rows.append(f"   * - :class:`~rankereval.{cls.__name__}`\n     - ``{form}``\n     - {aliases}\n"
+                    f"     - {info.labels}\n     - {info.summary}")
+    text = (".. list-table:: Metrics and their names (generated from the metric registry)\n"
+            "   :header-rows: 1\n   :widths: 14 12 18 8 48\n\n"
+            "   * - class\n     - name\n     - aliases\n     - labels\n     - summary\n"
+            + "\n".join(rows) + "\n")
+    out = os.path.join(app.srcdir, "_generated")
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "metric_table.rst")
+    if not os.path.exists(path) or open(path).read() != text:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
 def setup(app):
+    app.connect("builder-inited", _write_metric_table)
     app.connect("autodoc-process-bases", _public_bases)
     app.connect("missing-reference", _resolve_reexported)
     # after intersphinx's own handler
