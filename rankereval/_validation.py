@@ -1,6 +1,7 @@
 """Argument checks shared by every layer: one message per rule, one place per limit.
 
-Each size limit is named once here, with how it was derived.
+Each size limit is named once, with how it was derived: here, or in ``_limits.h`` for the
+ones the kernels share.
 """
 from numbers import Integral, Real
 
@@ -13,13 +14,6 @@ MAX_ID = _INT64_MAX - 1
 #: largest cutoff accepted: the kernels index with signed 64-bit integers and add small
 #: offsets to k, so a margin of 2**62 keeps every such sum in range
 MAX_K = 2**62
-#: item-id range up to which the metric kernel may give each thread a bitset of the label
-#: row (one bit per id): 2**26 ids are 8 MiB per thread, the most worth clearing per call
-BITSET_MAX_ITEMS = 1 << 26
-#: ... and never more than 64 bits per ranked id (+ 64 Ki bits): a bitset far larger than
-#: the rankings costs more to allocate and zero than the lookups it saves
-BITSET_BITS_PER_RANKED_ID = 64
-BITSET_MIN_BITS = 65536
 
 NAN_HANDLING = ("propagate", "drop", "zerofill")
 
@@ -62,5 +56,8 @@ def check_real(value, name):
 
 
 def bitset_fits(n_items, n_ranked_ids):
-    """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids."""
-    return n_items <= min(BITSET_MAX_ITEMS, BITSET_BITS_PER_RANKED_ID * n_ranked_ids + BITSET_MIN_BITS)
+    """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids (the
+    limits are in ``rankereval/_limits.h``, shared with the conversions)."""
+    from rankereval import _convert
+
+    return bool(_convert.bitset_fits(min(n_items, 2**62), n_ranked_ids))

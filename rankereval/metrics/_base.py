@@ -6,7 +6,6 @@ declaration is the single place everything else reads: the name grammar
 labels :mod:`rankereval.io` and :func:`rankereval.evaluate` hand it, the warnings about
 undefined values and the parametrisation of the generic tests.
 """
-import contextlib
 import contextvars
 import inspect
 import itertools
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankereval import _kernels
+from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
 from rankereval._validation import bitset_fits, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, Rankings
@@ -33,19 +33,12 @@ _NO_VALUES = np.empty(0)
 # "bitset", "search" or "scan" (with :func:`_forced_lookup`) to check every strategy on the
 # same input. A context variable, not a module switch: it is read once per call, is local
 # to the thread (and task) that set it, and forcing a strategy that cannot apply raises.
-_LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")
+_LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")  # see rankereval._switches
 
 
-@contextlib.contextmanager
 def _forced_lookup(strategy):
     """Within the block, every metric kernel call uses lookup ``strategy`` (tests only)."""
-    if strategy not in _kernels.LOOKUP_IDS:
-        raise ValueError(f"unknown lookup strategy {strategy!r}; one of {sorted(_kernels.LOOKUP_IDS)}")
-    token = _LOOKUP.set(strategy)
-    try:
-        yield
-    finally:
-        _LOOKUP.reset(token)
+    return forced(_LOOKUP, strategy, _kernels.LOOKUP_IDS)
 
 
 @dataclass(frozen=True)

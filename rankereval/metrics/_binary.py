@@ -182,7 +182,9 @@ class HitRate(_CutoffMetric):
     r"""HitRate@k: whether the single relevant item occurs in the top k.
 
     Differs from Recall@k in that ``y_true`` has to contain exactly one relevant item per
-    row (leave-one-out evaluation).
+    row (leave-one-out evaluation). To ask "is any relevant item in the top k" with several
+    relevant items, use ``Success(k)`` once it lands (trec_eval's ``success_k``; filed with
+    the trec_eval-parity work) or, until then, ``Recall(k).score(...) > 0``.
 
     Parameters
     ----------
