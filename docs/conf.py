@@ -78,7 +78,13 @@ pygments_style = "sphinx"
 
 # -- autodoc / autosummary / numpydoc ----------------------------------------
 
-autosummary_generate = True
+# every page, plus the generated (excluded, included-by-api.rst) list of metric classes
+autosummary_generate = sorted(
+    os.path.relpath(os.path.join(d, f), os.path.dirname(os.path.abspath(__file__)))
+    for d, _, files in os.walk(os.path.dirname(os.path.abspath(__file__)))
+    if "_build" not in d and "_generated" not in d
+    for f in files if f.endswith(".rst")
+) + ["_generated/metric_autosummary.rst"]
 autosummary_imported_members = False
 autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "none"
@@ -303,8 +309,8 @@ def _resolve_reexported(app, env, node, contnode):
 
 
 def _write_metric_table(app):
-    """docs/_generated/metric_table.rst: the list of metrics, from the metric registry (so a
-    new metric appears in the docs without editing any page)."""
+    """docs/_generated/: the table of metrics and the API list of metric classes, from the
+    metric registry (a new metric appears in the docs without editing any page)."""
     from rankereval.metrics._base import _registered
 
     rows = []
@@ -318,16 +324,21 @@ def _write_metric_table(app):
             "   :header-rows: 1\n   :widths: 14 12 18 8 48\n\n"
             "   * - class\n     - name\n     - aliases\n     - labels\n     - summary\n"
             + "\n".join(rows) + "\n")
+    autosummary = (".. currentmodule:: rankereval\n\n"
+                   ".. autosummary::\n   :toctree: api/generated\n   :nosignatures:\n\n"
+                   + "".join(f"   {cls.__name__}\n" for cls in _registered()))
     out = os.path.join(app.srcdir, "_generated")
     os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, "metric_table.rst")
-    if not os.path.exists(path) or open(path).read() != text:
-        with open(path, "w") as fh:
-            fh.write(text)
+    for name, content in (("metric_table.rst", text), ("metric_autosummary.rst", autosummary)):
+        path = os.path.join(out, name)
+        if not os.path.exists(path) or open(path).read() != content:
+            with open(path, "w") as fh:
+                fh.write(content)
 
 
 def setup(app):
-    app.connect("builder-inited", _write_metric_table)
+    # before autosummary's own builder-inited handler reads the sources
+    app.connect("builder-inited", _write_metric_table, priority=100)
     app.connect("autodoc-process-bases", _public_bases)
     app.connect("missing-reference", _resolve_reexported)
     # after intersphinx's own handler
