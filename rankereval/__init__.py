@@ -30,6 +30,7 @@ from rankereval.metrics import (
     Precision,
     Recall,
     ReciprocalRank,
+    Success,
 )
 
 for _obj in (evaluate, Evaluation, UndefinedMetricWarning):
@@ -53,6 +54,7 @@ __all__ = [
     "HitRate",
     "ReciprocalRank",
     "AP",
+    "Success",
     "MeanRanks",
     "FirstRelevantRank",
     "DCG",

@@ -67,11 +67,12 @@ cdef enum:
     MEAN_RANKS = 6
     FIRST_RELEVANT_RANK = 7
     DCG = 8
+    SUCCESS = 9
 
 METRIC_IDS = {
     "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
     "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
-    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG,
+    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG, "success": SUCCESS,
 }
 
 
@@ -140,6 +141,8 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
         return 1.0 if n_hits > 0 else 0.0
     if metric == RECIPROCAL_RANK:
         return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
+    if metric == SUCCESS:
+        return 1.0 if n_hits > 0 else 0.0
     if metric == AP:
         s = 0.0
         for t in range(n_hits):
@@ -183,7 +186,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint need_pos = metric == DCG and not binary
     # these two only need the first hit: stop looking there (a 1000-long ranking is common)
-    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK
+    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK or metric == SUCCESS
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
     cdef Py_ssize_t n_words = (n_items >> 6) + 1

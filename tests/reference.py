@@ -128,6 +128,13 @@ def hit_rate(labels, ranking, k, truncated=False):
     return 0.0
 
 
+def success(labels, ranking, k):
+    """1.0 if any relevant item is in the first min(k, |y|), else 0.0; n_rel == 0 -> NaN."""
+    if count_relevant(labels) == 0:
+        return NAN
+    return 1.0 if hits_in_top(labels, ranking, k) > 0 else 0.0
+
+
 def reciprocal_rank(labels, ranking, k=None):
     """1 / (1-based rank of the first relevant item in the first min(k, |y|)).
 
@@ -263,6 +270,7 @@ REFERENCE = {
     "Recall": recall,
     "F1": f1,
     "HitRate": hit_rate,
+    "Success": success,
     "ReciprocalRank": reciprocal_rank,
     "AP": average_precision,
     "MeanRanks": mean_ranks,

@@ -31,7 +31,7 @@ the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG) an
 """
 from rankereval.metrics._base import Metric, MetricInfo, _registered, _restore_metric  # noqa: F401
 # the import order is the registry's order (listings, docs)
-from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall  # isort: skip
+from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall, Success  # isort: skip
 from rankereval.metrics._rank import FirstRelevantRank, MeanRanks, ReciprocalRank  # isort: skip
 from rankereval.metrics._graded import DCG, NDCG  # isort: skip
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
@@ -45,6 +45,7 @@ __all__ = [
     "HitRate",
     "ReciprocalRank",
     "AP",
+    "Success",
     "MeanRanks",
     "FirstRelevantRank",
     "DCG",

@@ -1,4 +1,4 @@
-"""Binary-relevance metrics of the top k: Precision, Recall, F1, HitRate and AP.
+"""Binary-relevance metrics of the top k: Precision, Recall, F1, HitRate, AP and Success.
 
 Each needs :class:`~rankereval.BinaryLabels` (an item is relevant or not).
 """
@@ -294,6 +294,57 @@ class AP(Metric):
 
     def __init__(self, k=None):
         self.k = check_k(k, allow_none=True)
+
+    def _score(self, y_true, y_pred):
+        return self._run(y_true, y_pred, self.k)
+
+
+class Success(Metric):
+    r"""Success@k: 1 if any relevant item is in the top k, else 0.
+
+    trec_eval's ``success_k``, ranx's ``hit_rate@k``, torchmetrics' ``RetrievalHitRate``.
+    Unlike :class:`HitRate`, any number of relevant items is allowed.
+
+    Parameters
+    ----------
+    k : int
+        Number of top results of each ranking to evaluate (an integer > 0).
+
+    Raises
+    ------
+    ValueError
+        If k is not an integer > 0.
+
+    Notes
+    -----
+    For each ranking :math:`y` in ``y_pred``
+
+    .. math::
+
+        \mathrm{Success}@k(y) = \max_{i=1,\ldots,k'} \mathrm{rel}(y_i), \qquad k' = \min(k, |y|).
+
+    Edge cases:
+
+    1. The ranking is empty, :math:`|y| = 0`: 0.
+    2. There is no relevant item in ``y_true``: NaN (trec_eval scores such a judged query
+       0 and counts it; use ``nan_handling="zerofill"`` for its mean).
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, Success
+    >>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2], []])
+    >>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [2, 1], [0]])
+    >>> Success(3).score(y_true, y_pred)
+    array([ 0.,  1., nan])
+    """
+
+    info = MetricInfo(
+        name="success", kernel="success", aliases=("s",),
+        summary="Success@k: 1 if any relevant item is in the top k (trec_eval success_k)",
+    )
+
+    def __init__(self, k):
+        self.k = check_k(k)
 
     def _score(self, y_true, y_pred):
         return self._run(y_true, y_pred, self.k)
