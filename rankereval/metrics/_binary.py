@@ -183,8 +183,7 @@ class HitRate(_CutoffMetric):
 
     Differs from Recall@k in that ``y_true`` has to contain exactly one relevant item per
     row (leave-one-out evaluation). To ask "is any relevant item in the top k" with several
-    relevant items, use ``Success(k)`` once it lands (trec_eval's ``success_k``; filed with
-    the trec_eval-parity work) or, until then, ``Recall(k).score(...) > 0``.
+    relevant items, use :class:`Success` (trec_eval's ``success_k``).
 
     Parameters
     ----------
@@ -232,7 +231,7 @@ class HitRate(_CutoffMetric):
         name="hitrate", kernel="hitrate", aliases=("hr", "hit"),
         summary="HitRate@k: the single relevant item is in the top k (leave-one-out)",
         undefined="its labels do not hold exactly one relevant item (HitRate is for "
-                  "leave-one-out data; for 'any relevant item in the top k' use Recall@k > 0)",
+                  "leave-one-out data; for 'any relevant item in the top k' use Success@k)",
     )
 
 
