@@ -117,6 +117,13 @@ cdef inline double _gain(double v, int power) noexcept nogil:
     return v
 
 
+cdef inline bint _undefined(int metric, Py_ssize_t n_rel) noexcept nogil:
+    """Whether the metric is NaN for a label row with ``n_rel`` relevant items, known before
+    any lookup (so the row costs nothing). Every metric here is undefined without a relevant
+    item; HitRate also with more than one (its "single hit" is then ill-defined)."""
+    return n_rel == 0 or (metric == HITRATE and n_rel != 1)
+
+
 cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
                            Py_ssize_t n_rel, Py_ssize_t kk, Py_ssize_t k, bint truncated,
                            const float64_t* vals, const float64_t* disc, int power, bint binary) noexcept nogil:
@@ -135,9 +142,7 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
         p = n_hits / <double> (kk if truncated else k)
         r = n_hits / <double> (min(n_rel, k) if truncated else n_rel)
         return 2.0 * p * r / (p + r)
-    if metric == HITRATE:  # defined for exactly one relevant item (leave-one-out)
-        if n_rel != 1:
-            return NAN
+    if metric == HITRATE:  # defined for exactly one relevant item (see _undefined)
         return 1.0 if n_hits > 0 else 0.0
     if metric == RECIPROCAL_RANK:
         return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
@@ -235,7 +240,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                     continue
                 if length < 0 or length > width:
                     length = 0 if length < 0 else width
-                if n_rel == 0:  # every metric here is undefined without a relevant item
+                if _undefined(metric, n_rel):
                     out[i] = NAN
                     continue
                 kk = length if (k < 0 or k > length) else k

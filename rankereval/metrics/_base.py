@@ -193,12 +193,9 @@ class Metric:
 
     def _run(self, y_true, y_pred, k, truncated=False, disc=None, power=0, norm=None):
         """Call the metric kernel with this class's reduction (``k=None``: whole ranking)."""
-        kernel_id = getattr(type(self), "_kernel_id", None)
-        if kernel_id not in _kernels.METRIC_IDS.values():
-            # never let an unknown id reach the kernel (it must not fall through to another
-            # metric's reduction): a metric class without a registry entry cannot score
-            raise TypeError(f"{type(self).__name__} declares no kernel reduction "
-                            "(give it an `info = MetricInfo(...)` registry entry)")
+        # set from the registry entry (score refuses a class without one); the kernel itself
+        # refuses any id that is not one of its reductions
+        kernel_id = type(self)._kernel_id
         ranks = y_pred.indices
         work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
         bitset_ok = bitset_fits(y_true.n_items, ranks.size)
