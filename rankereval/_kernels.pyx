@@ -124,6 +124,28 @@ cdef inline bint _undefined(int metric, Py_ssize_t n_rel) noexcept nogil:
     return n_rel == 0 or (metric == HITRATE and n_rel != 1)
 
 
+cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
+                           const float64_t* norm, Py_ssize_t lrow, Py_ssize_t n_rel, Py_ssize_t length,
+                           const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
+                           const float64_t* vals, bint binary) noexcept nogil:
+    """One metric's value for one ranking from the hits of the lookup (made up to the largest
+    cutoff of the call): the hits within this metric's cutoff, its reduction, and NDCG's
+    division by the ideal DCG (``norm``, NULL for the others)."""
+    cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
+    cdef double v
+    if _undefined(metric, n_rel):
+        return NAN
+    while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
+        n_hits -= 1
+    v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated, vals, disc, power, binary)
+    if norm != NULL:
+        # DCG <= IDCG exactly, but the two sums round differently: a near-ideal ranking of
+        # near-equal labels can land an ulp above 1, so clip. An IDCG that underflowed to 0
+        # gives 0, as the definition says.
+        v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
+    return v
+
+
 cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel) noexcept nogil:
     cdef Py_ssize_t m
     for m in range(n_metrics):
@@ -229,7 +251,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
             k_max = ks[m]
     if whole:
         k_max = -1
-    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits, kk_m, hits_m
+    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
     cdef Py_ssize_t nnz = l_ind.shape[0]
     cdef uint64_t n_ids = <uint64_t> n_items
@@ -241,7 +263,6 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     cdef const rank_t* row
     cdef const float64_t* vals = &l_val[0] if l_val.shape[0] else NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag
-    cdef double v
 
     if lookup == BITSET and not bitset_ok:
         raise ValueError("the bitset lookup needs bitset_ok")
@@ -250,6 +271,21 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     cdef bint shared_bits = broadcast and need_bits
     # row i starts at rbase + i * width (no &ranks[i, 0]: out of bounds when width == 0)
     cdef const rank_t* rbase = &ranks[0, 0] if n > 0 and width > 0 else NULL
+    # per-metric arguments as raw pointers (checked above), for the per-row reductions
+    cdef const int32_t* mp = &metrics[0]
+    cdef const int64_t* kp = &ks[0]
+    cdef const int8_t* tp = &truncs[0]
+    cdef const int8_t* pp = &powers[0]
+    cdef const int8_t* dvp = &divides[0]
+    cdef Py_ssize_t n_disc = discs.shape[1], n_norm = norms.shape[1]
+    cdef const float64_t* dp = &discs[0, 0] if n_disc > 0 else NULL
+    cdef const float64_t* np_ = &norms[0, 0] if n_norm > 0 else NULL
+    # the first metric's arguments as plain locals: no store to `out` can alias them, so the
+    # compiler keeps them in registers and specialises the one-metric loop on them
+    cdef int metric0 = mp[0], power0 = pp[0]
+    cdef Py_ssize_t k0 = kp[0]
+    cdef bint trunc0 = tp[0] != 0
+    cdef const float64_t* norm0 = np_ if dvp[0] else NULL
     with nogil, parallel(num_threads=n_threads):
         bits = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
@@ -278,7 +314,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                     length = 0 if length < 0 else width
                 kk = length if (k_max < 0 or k_max > length) else k_max
                 n_hits = 0
-                if not _all_undefined(&metrics[0], n_metrics, n_rel):
+                if not _all_undefined(mp, n_metrics, n_rel):
                     lab = &l_ind[ls]
                     row = rbase + i * width
                     if i + PREFETCH_AHEAD < n:
@@ -302,23 +338,16 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                         for j in range(n_hits):
                             hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
                 # every metric reduces the hits within its own cutoff (hits are in rank order)
-                for m in range(n_metrics):
-                    if _undefined(metrics[m], n_rel):
-                        out[i, m] = NAN
-                        continue
-                    kk_m = length if (ks[m] < 0 or ks[m] > length) else ks[m]
-                    hits_m = n_hits
-                    while hits_m > 0 and hit_rank[hits_m - 1] >= kk_m:
-                        hits_m = hits_m - 1
-                    v = _reduce(metrics[m], hit_rank, hit_pos, hits_m, n_rel, kk_m, ks[m], truncs[m],
-                                vals + ls if vals != NULL else NULL,
-                                &discs[m, 0] if discs.shape[1] else NULL, powers[m], binary)
-                    if divides[m]:
-                        # DCG <= IDCG exactly, but the two sums round differently: a near-ideal
-                        # ranking of near-equal labels can land an ulp above 1, so clip. An IDCG
-                        # that underflowed to 0 gives 0, as the definition says.
-                        v = min(v / norms[m, lrow], 1.0) if norms[m, lrow] > 0 else 0.0
-                    out[i, m] = v
+                if n_metrics == 1:  # one metric: no loop, all hits are within its cutoff
+                    out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
+                                        hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary)
+                else:
+                    for m in range(n_metrics):
+                        out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
+                                            dp + m * n_disc if dp != NULL else NULL,
+                                            np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
+                                            lrow, n_rel, length, hit_rank, hit_pos, n_hits,
+                                            vals + ls if vals != NULL else NULL, binary)
         free(bits)
         free(hit_rank)
         free(hit_pos)
