@@ -30,7 +30,7 @@ from rankereval.metrics import (
     ReciprocalRank,
 )
 
-__version__ = "0.3.0"
+from rankereval._version import __version__
 
 __all__ = [
     "BinaryLabels",
