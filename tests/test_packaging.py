@@ -52,7 +52,7 @@ def _installed_files():
         pytest.skip(f"rankereval is imported from the source tree ({PACKAGE_DIR}), not installed")
     files = dist.files
     assert files, "the installed rankereval has no RECORD: installed by a tool that wrote none?"
-    shipped = {f.as_posix() if hasattr(f, "as_posix") else str(f) for f in files}
+    shipped = {f.as_posix() for f in files}  # PackagePath: paths relative to site-packages
     if not any(name.startswith("rankereval/") for name in shipped):
         pytest.skip("rankereval is installed in editable mode (no package files in its RECORD)")
     return dist, shipped
