@@ -2,26 +2,34 @@
 
 Everything about how the kernels are compiled lives here, in one place:
 
-* every ``rankereval/*.pyx`` becomes one C++ extension module;
+* every ``.pyx`` file under ``rankereval/`` (subpackages included) becomes one C++ extension
+  module named by its path (``rankereval/metrics/_x.pyx`` -> ``rankereval.metrics._x``);
 * Cython compiler directives are set once (``COMPILER_DIRECTIVES``), never in file headers;
 * ``RANKEREVAL_DEBUG=1`` turns bounds, wraparound and initialisation checks back on
   (used by CI to run the whole test suite against a checked build);
 * OpenMP is used when the compiler supports it; otherwise the build continues serially
-  with a warning (the kernels then run on one thread).
+  with a warning (the kernels then run on one thread), or fails when
+  ``RANKEREVAL_REQUIRE_OPENMP=1`` (set for release wheels, which must be parallel).
 """
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import warnings
 
-import numpy as np
-from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-DEBUG = os.environ.get("RANKEREVAL_DEBUG", "0") not in ("", "0", "false", "False")
+
+def _flag(name):
+    return os.environ.get(name, "0") not in ("", "0", "false", "False")
+
+
+DEBUG = _flag("RANKEREVAL_DEBUG")
+REQUIRE_OPENMP = _flag("RANKEREVAL_REQUIRE_OPENMP")
+PACKAGE = "rankereval"
 
 COMPILER_DIRECTIVES = {
     "language_level": 3,
@@ -37,6 +45,8 @@ COMPILER_DIRECTIVES = {
 def openmp_flags():
     """Return (compile_args, link_args) enabling OpenMP, or empty lists if unsupported."""
     if os.environ.get("RANKEREVAL_NO_OPENMP"):
+        if REQUIRE_OPENMP:
+            raise RuntimeError("RANKEREVAL_NO_OPENMP and RANKEREVAL_REQUIRE_OPENMP are both set")
         return [], []
     if sys.platform == "win32":
         candidates = [(["/openmp"], [])]
@@ -62,7 +72,12 @@ def openmp_flags():
             os.dup2(devnull.fileno(), 2)
             try:
                 objs = cc.compile([src], output_dir=tmp, extra_postargs=compile_args)
-                cc.link_executable(objs, "omp_probe", output_dir=tmp, extra_postargs=link_args)
+                # the extensions are linked with LDFLAGS (e.g. -L/-rpath of a libomp outside the
+                # compiler's search path, as the macOS wheel builds use); so is the probe
+                ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+                cc.link_executable(
+                    objs, "omp_probe", output_dir=tmp, extra_postargs=ldflags + link_args
+                )
             finally:
                 os.dup2(old_out, 1)
                 os.dup2(old_err, 2)
@@ -73,6 +88,11 @@ def openmp_flags():
             pass
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    if REQUIRE_OPENMP:
+        raise RuntimeError(
+            "RANKEREVAL_REQUIRE_OPENMP=1 but no OpenMP flags worked with this compiler "
+            "(tried: %s)" % "; ".join(" ".join(c + l) for c, l in candidates)
+        )
     warnings.warn(
         "OpenMP is not supported by this compiler: rankereval is built without "
         "multi-threading (results are identical, kernels run on one thread).",
@@ -81,19 +101,33 @@ def openmp_flags():
     return [], []
 
 
+def cython_modules(root="."):
+    """``(dotted module name, source path)`` of every ``.pyx`` under ``root/rankereval``,
+    subpackages included, with paths relative to ``root``, sorted by name."""
+    found = []
+    pattern = os.path.join(root, PACKAGE, "**", "*.pyx")
+    for path in glob.glob(pattern, recursive=True):
+        rel = os.path.relpath(path, root)
+        found.append((".".join(os.path.splitext(rel)[0].split(os.sep)), rel))
+    return sorted(found)
+
+
 def extensions():
+    import numpy as np
+    from Cython.Build import cythonize
+
     omp_compile, omp_link = openmp_flags()
     opt = ["-O0", "-g"] if DEBUG else ["-O3"]
     if sys.platform == "win32":
         opt = ["/Od"] if DEBUG else ["/O2"]
+    headers = sorted(glob.glob(os.path.join(PACKAGE, "**", "*.h"), recursive=True))
     exts = []
-    for path in sorted(glob.glob(os.path.join("rankereval", "*.pyx"))):
-        name = os.path.splitext(path)[0].replace(os.sep, ".")
+    for name, path in cython_modules():
         exts.append(
             Extension(
                 name,
                 [path],
-                depends=sorted(glob.glob(os.path.join("rankereval", "*.h"))),
+                depends=headers,
                 language="c++",
                 include_dirs=[np.get_include()],
                 define_macros=[
@@ -112,4 +146,6 @@ def extensions():
     )
 
 
-setup(ext_modules=extensions())
+# setuptools' build backend runs this file as __main__; tests import it for cython_modules()
+if __name__ == "__main__":
+    setup(ext_modules=extensions())

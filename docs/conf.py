@@ -45,14 +45,13 @@ copyright = "rankereval developers"
 
 
 def _version():
-    try:
-        import rankereval
-
-        return rankereval.__version__
-    except (ImportError, AttributeError):
-        text = (ROOT_DIR / "pyproject.toml").read_text(encoding="utf-8")
-        match = re.search(r'^version\s*=\s*"([^"]+)"', text, flags=re.MULTILINE)
-        return match.group(1) if match else "unknown"
+    """The version written in rankereval/_version.py (its one source), read without importing
+    the package, so that the pages name the version of the sources they document."""
+    text = (ROOT_DIR / "rankereval" / "_version.py").read_text(encoding="utf-8")
+    match = re.search(r'^__version__\s*=\s*"([^"]+)"', text, flags=re.MULTILINE)
+    if match is None:
+        raise RuntimeError("no __version__ = \"...\" line in rankereval/_version.py")
+    return match.group(1)
 
 
 release = _version()

@@ -33,11 +33,11 @@ from rankereval.metrics import (
     Success,
 )
 
+from rankereval._version import __version__
+
 for _obj in (evaluate, Evaluation, UndefinedMetricWarning):
     _obj.__module__ = __name__  # documented and pickled under the public name
 del _obj
-
-__version__ = "0.3.0"
 
 __all__ = [
     "BinaryLabels",

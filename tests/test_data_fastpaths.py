@@ -102,7 +102,8 @@ def test_dense_rankings_out_of_int31_take_the_general_path(value, store):
 
 
 def _random_csr(rng, n_rows, n_cols, dtype, graded):
-    m = sp.random_array((n_rows, n_cols), density=0.01, format="csr", dtype=np.float64, rng=rng)
+    # sp.random (not random_array, SciPy >= 1.12): the suite also runs on the oldest SciPy supported
+    m = sp.csr_array(sp.random(n_rows, n_cols, density=0.01, format="csr", dtype=np.float64, random_state=rng))
     m.data[:] = rng.integers(1, 4, m.nnz) if graded else 1
     m.sort_indices()
     return sp.csr_array((m.data.astype(dtype), m.indices, m.indptr), shape=m.shape)

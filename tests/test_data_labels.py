@@ -507,12 +507,12 @@ def _assert_same(arr, snap):
 
 def _sparse_snapshot(mat):
     if mat.format == "coo":
-        return [_snapshot(a) for a in (mat.data, *mat.coords)]
+        return [_snapshot(a) for a in (mat.data, mat.row, mat.col)]  # .coords: SciPy >= 1.13
     return [_snapshot(a) for a in (mat.data, mat.indices, mat.indptr)]
 
 
 def _assert_sparse_same(mat, snaps):
-    arrs = (mat.data, *mat.coords) if mat.format == "coo" else (mat.data, mat.indices, mat.indptr)
+    arrs = (mat.data, mat.row, mat.col) if mat.format == "coo" else (mat.data, mat.indices, mat.indptr)
     for arr, snap in zip(arrs, snaps):
         _assert_same(arr, snap)
 

@@ -783,7 +783,7 @@ def test_scores_sparse_not_modified(fmt):
     base = sp.csr_array((np.array([1.0, 3.0, 2.0, 5.0]), np.array([4, 0, 2, 1]), np.array([0, 3, 4])),
                         shape=(2, 5))
     mat = getattr(sp, f"{fmt}_array")(base, copy=True)
-    arrays = (mat.data, *mat.coords) if fmt == "coo" else (mat.data, mat.indices, mat.indptr)
+    arrays = (mat.data, mat.row, mat.col) if fmt == "coo" else (mat.data, mat.indices, mat.indptr)
     if fmt != "coo":
         mat.has_sorted_indices = False
     snaps = [_snap(a) for a in arrays]

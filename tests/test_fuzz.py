@@ -511,7 +511,7 @@ def snapshot(x):
             if hasattr(x, attr) and isinstance(getattr(x, attr), np.ndarray):
                 parts.append(snapshot(getattr(x, attr)))
         if x.format == "coo":
-            parts.extend(snapshot(c) for c in x.coords)
+            parts.extend(snapshot(c) for c in getattr(x, "coords", ()))  # SciPy >= 1.13
         if x.format in ("lil",):
             parts.append(repr(x.rows.tolist()) + repr(x.data.tolist()))
         if x.format == "dok":
@@ -1285,8 +1285,8 @@ _MALFORMED = {
     "index-beyond-shape-scores": ("m.indices[1] = 10**9", "Rankings.from_scores(m)"),
     "bad-indptr": ("m.indptr[1] = 50", "BinaryLabels.from_matrix(m)"),
     "decreasing-indptr": ("m.indptr[1] = 3; m.indptr[2] = 1", "Rankings.from_scores(m)"),
-    "coo-negative-row": ("m = m.tocoo(); m.coords[0][0] = -1", "BinaryLabels.from_matrix(m)"),
-    "coo-col-beyond-shape": ("m = m.tocoo(); m.coords[1][1] = 7", "Rankings.from_scores(m)"),
+    "coo-negative-row": ("m = m.tocoo(); m.row[0] = -1", "BinaryLabels.from_matrix(m)"),
+    "coo-col-beyond-shape": ("m = m.tocoo(); m.col[1] = 7", "Rankings.from_scores(m)"),
     "csc-index-beyond-shape": ("m = m.tocsc(); m.indices[0] = 99", "NumericLabels.from_matrix(m)"),
     "filter-negative-index": ("m.indices[0] = -7", "Rankings.from_ranked_indices([[0, 1]] * 2, valid_items=m)"),
     "filter-index-beyond-shape": ("m.indices[1] = 10**6", "Rankings.from_scores([[1.0, 2.0, 3.0]] * 2, invalid_items=m)"),

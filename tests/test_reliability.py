@@ -252,8 +252,9 @@ def _workload(seed, big=True):
     huge_ids = ranked.astype(np.int64) * (2**40 + 7)
     scores = rng.standard_normal((n, width)).astype(np.float32)
     scores[rng.random(scores.shape) < 0.01] = np.nan
-    sparse_scores = sp.random_array((n, n_items), density=0.05, random_state=seed, format="csr")
-    grades = sp.random_array((n, n_items), density=0.01, random_state=seed + 1, format="csr")
+    # sp.random (not random_array, SciPy >= 1.12): the suite also runs on the oldest SciPy supported
+    sparse_scores = sp.csr_array(sp.random(n, n_items, density=0.05, random_state=seed, format="csr"))
+    grades = sp.csr_array(sp.random(n, n_items, density=0.01, random_state=seed + 1, format="csr"))
     grades.data = np.ceil(grades.data * 4)
 
     y_bin = BinaryLabels.from_positive_indices(pos)
@@ -404,7 +405,7 @@ def test_no_memory_leak_in_repeated_construction_and_scoring():
     keep = np.arange(0, 3000, 3)[None]
     scores = rng.standard_normal((20, 300))
     scores[0, :5] = np.nan
-    sparse_scores = sp.random_array((20, 3000), density=0.01, random_state=0, format="csr")
+    sparse_scores = sp.csr_array(sp.random(20, 3000, density=0.01, random_state=0, format="csr"))
     sparse_binary = sparse_scores > 0.5
     grades = np.round(rng.random((20, 300)) * 3)
     steps = [
