@@ -12,11 +12,17 @@ as a table (pandas, Markdown, LaTeX, JSON) or a plot.
 ...     "bm25": Rankings.from_ranked_indices([[9, 0, 1], [2, 9], [9, 8, 3], [5], [6, 9], [9, 8]] * 5),
 ...     "dense": Rankings.from_ranked_indices([[0, 1, 9], [2, 9], [3, 4, 9], [5], [6, 7], [8]] * 5),
 ... }
->>> cmp = compare(y_true, runs, [AP(3), ReciprocalRank(3)], baseline="bm25", random_state=0)
+>>> cmp = compare(y_true, runs, {"AP@3": AP(3), "RR@3": ReciprocalRank(3)}, baseline="bm25")
+>>> cmp
+Comparison(test='t', correction='holm', alpha=0.05, alternative='two-sided', baseline='bm25', 2 runs, 2 metrics, 30 queries)
+    run        AP@3      RR@3
+a   bm25     0.6250    0.7222
+b   dense  1.0000^a  1.0000^a
+^x: significantly better than run x; 2 of 2 comparisons significant
 >>> cmp.to_pandas()[["metric", "run", "baseline", "diff", "p_value", "significant"]]
-                      metric    run baseline      diff       p_value  significant
-0                     AP(k=3)  dense     bm25  0.411111  1.184...e-08         True
-1         ReciprocalRank(k=3)  dense     bm25  0.427778  5.7...e-09         True
+  metric    run baseline      diff       p_value  significant
+0   AP@3  dense     bm25  0.375000  1.675256e-07         True
+1   RR@3  dense     bm25  0.277778  1.163013e-05         True
 
 Statistics (see the "Comparing systems" guide for which test to choose and why):
 
@@ -24,8 +30,9 @@ Statistics (see the "Comparing systems" guide for which test to choose and why):
   the t intervals of the mean difference.
 * ``test="permutation"``: paired randomization test (random sign flips of the per-query
   differences), ``p = (count + 1) / (B + 1)``.
-* ``test="bootstrap"``: paired bootstrap test of the mean difference (the bootstrap
-  distribution shifted to the null), percentile interval.
+* ``test="bootstrap"``: paired bootstrap test of the mean difference (bootstrap-t: the t
+  statistics of resamples of the centred differences are the null distribution), percentile
+  interval.
 * ``test="tukey"``: randomized Tukey HSD over all runs at once (Carterette 2012): the null
   distribution of the *largest* difference between run means when every query's scores are
   permuted among the runs; its p-values are family-wise over all pairs of runs.
@@ -259,16 +266,21 @@ def _permutation_test(d, alternative, n_resamples, seed):
     return np.where(n > 0, (count + 1.0) / (n_resamples + 1.0), np.nan)
 
 
-def _bootstrap_means(d, n_resamples, rng):
-    """(B, C) bootstrap means of each column's differences (NaN: not in that column).
+def _bootstrap_means(d, n_resamples, rng, studentized=False):
+    """Bootstrap means (and t statistics) of each column's differences (NaN: not in it).
 
-    Columns with the same queries share one kernel call (one pass per resample); each such
-    group gets its own 64-bit key from ``rng``.
+    Returns ``(means, t)``, both (B, C): the mean of each resample, and with
+    ``studentized=True`` the bootstrap t statistic ``(mean* - mean) / (sd* / sqrt(n))`` of the
+    resample (else None). Columns with the same queries share one kernel call, i.e. one pass
+    over the rows per resample (with their squares as extra columns when studentized), and
+    each such group gets its own 64-bit key from ``rng``. The differences are centred first
+    (the null of the test, and no cancellation in the sums of squares).
     """
     from rankereval import _compare
 
     valid = ~np.isnan(d)
-    out = np.full((n_resamples, d.shape[1]), np.nan)
+    means = np.full((n_resamples, d.shape[1]), np.nan)
+    t = np.full((n_resamples, d.shape[1]), np.nan) if studentized else None
     groups = {}
     for c in range(d.shape[1]):
         groups.setdefault(valid[:, c].tobytes(), []).append(c)
@@ -278,10 +290,20 @@ def _bootstrap_means(d, n_resamples, rng):
         seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
         if n == 0:
             continue
-        sub = np.ascontiguousarray(d[np.ix_(rows, cols)])
-        sums = _compare.bootstrap_sums(sub, n_resamples, seed, _threads(sub.size * n_resamples))
-        out[:, cols] = sums / n
-    return out
+        sub = d[np.ix_(rows, cols)]
+        centre = sub.mean(axis=0)
+        centred = sub - centre
+        block = np.hstack([centred, centred * centred]) if studentized else centred
+        block = np.ascontiguousarray(block)
+        sums = _compare.bootstrap_sums(block, n_resamples, seed, _threads(block.size * n_resamples))
+        shift = sums[:, :len(cols)] / n                      # mean* - mean
+        means[:, cols] = centre + shift
+        if studentized:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = (sums[:, len(cols):] - n * shift * shift) / (n - 1)
+                stat = shift / np.sqrt(np.maximum(var, 0.0) / n)
+            t[:, cols] = np.where(np.isnan(stat), 0.0, stat)   # 0/0: a resample of one value
+    return means, t
 
 
 def _percentile_ci(means, alternative, alpha):
@@ -298,12 +320,19 @@ def _percentile_ci(means, alternative, alpha):
     return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
 
 
-def _bootstrap_test(means, d, alternative, n_resamples):
-    """Paired bootstrap test: the resampled means shifted by the observed mean are the null."""
-    n, mean, _ = _moments(d)
-    tol = _tolerance(n, np.nansum(np.abs(d), axis=0)) / np.maximum(n, 1)
-    count = _count_extreme(means - mean, mean, tol, alternative)
-    return np.where(n > 0, (count + 1.0) / (n_resamples + 1.0), np.nan)
+def _bootstrap_test(t_null, d, alternative):
+    """Paired bootstrap-t test: the bootstrap t statistics of the centred differences are the
+    null distribution of the observed t statistic (Efron & Tibshirani 1993, 16.4; Sakai
+    2006). p = (count + 1) / (B + 1); all differences zero: p = 1."""
+    n, mean, sd = _moments(d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = mean / (sd / np.sqrt(n))
+    observed = np.where((sd == 0) & (mean == 0), 0.0, observed)
+    tol = 1e-9 * np.where(np.isfinite(observed), np.abs(observed), 0.0)
+    count = _count_extreme(t_null, observed, tol, alternative)
+    b = t_null.shape[0]
+    p = np.where(n > 1, (count + 1.0) / (b + 1.0), np.nan)
+    return np.where((sd == 0) & (mean == 0), 1.0, p)
 
 
 def _tukey_test(scores, valid, pairs, n_resamples, seed):
@@ -644,15 +673,15 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         p, ci_low, ci_high = _t_test(diffs, alternative, alpha)
     else:
         ci_resamples = n_resamples if test == "bootstrap" else min(n_resamples, CI_RESAMPLES)
-        boot = _bootstrap_means(diffs, ci_resamples, rng)
+        boot, t_null = _bootstrap_means(diffs, ci_resamples, rng, studentized=test == "bootstrap")
         ci_low, ci_high = _percentile_ci(boot, alternative, alpha)
         if test == "bootstrap":
-            p = _bootstrap_test(boot, diffs, alternative, n_resamples)
+            p = _bootstrap_test(t_null, diffs, alternative)
         elif test == "permutation":
             p = _permutation_test(diffs, alternative, n_resamples, seed)
         else:
             p = _tukey_test(scores, valid, pairs, n_resamples, seed).reshape(-1)
-        del boot
+        del boot, t_null
 
     p_matrix = p.reshape(n_metrics, n_pairs)
     if test == "tukey":
