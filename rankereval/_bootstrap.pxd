@@ -145,6 +145,23 @@ cdef inline uint64_t _lemire(rng_t *st, uint64_t bits32, uint64_t m,
     return prod >> 32
 
 
+cdef inline Py_ssize_t _checked_block(Py_ssize_t n, Py_ssize_t n_resamples, Py_ssize_t block,
+                                      str empty_message) except -1:
+    """Rows per block of the two-stage draw (``block <= 0``: BLOCK; at most ``n``), after
+    checking the arguments of a resampling kernel (``empty_message`` when ``n <= 0``)."""
+    if n <= 0:
+        raise ValueError(empty_message)
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0")
+    if block <= 0:
+        block = BLOCK
+    if block > n:
+        block = n
+    if block > 0xFFFFFFFF:
+        raise ValueError("block must be < 2**32")
+    return block
+
+
 # --------------------------------------------------------------------------------------------
 # Defined in _bootstrap.pyx
 # --------------------------------------------------------------------------------------------

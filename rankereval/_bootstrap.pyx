@@ -224,16 +224,7 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
     """
     cdef Py_ssize_t n = x.shape[0]
     cdef Py_ssize_t b
-    if n <= 0:
-        raise ValueError("resample_means needs at least one score")
-    if n_resamples < 0:
-        raise ValueError("n_resamples must be >= 0")
-    if block <= 0:
-        block = BLOCK
-    if block > n:
-        block = n
-    if block > 0xFFFFFFFF:
-        raise ValueError("block must be < 2**32")
+    block = _checked_block(n, n_resamples, block, "resample_means needs at least one score")
     out_arr = np.empty(n_resamples, dtype=np.float64)
     cdef float64_t[::1] out = out_arr
     cdef const float64_t *xp = &x[0]

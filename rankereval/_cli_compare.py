@@ -17,7 +17,6 @@ Wiring, in ``rankereval/cli.py``::
 on success, 2 for usage errors (unknown metric, bad option), 1 when an input cannot be read
 or is invalid (the message names the file and line); messages go to ``err``.
 """
-import argparse
 import csv
 import io
 import math
@@ -33,38 +32,9 @@ class _Usage(Exception):
     """A command-line argument is invalid (exit status 2)."""
 
 
-def _resamples(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
-    return v
-
-
-def _alpha(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text}")
-    return v
-
-
-def _level(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
-    return v
-
-
 def add_compare_subparser(sub):
     """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
+    from rankereval.cli import _confidence, _finite_float, _positive_int
     from rankereval.compare import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
 
     p = sub.add_parser(
@@ -86,11 +56,11 @@ def add_compare_subparser(sub):
                         "tukey (randomized Tukey HSD over all runs)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-testing correction over the comparisons of each metric (default: holm)")
-    p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default: 0.05)")
+    p.add_argument("--alpha", type=_confidence, default=0.05, help="significance level (default: 0.05)")
     p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
                    help="two-sided (default), greater (run > baseline) or less")
-    p.add_argument("--n-resamples", type=_resamples, default=10_000, metavar="B",
-                   help="resamples of the resampling tests (default: 10000)")
+    p.add_argument("--n-resamples", type=_positive_int, default=10_000, metavar="B",
+                   help="resamples of the resampling tests, > 1 (default: 10000)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh randomness)")
     p.add_argument("--queries", choices=QUERIES, default="error",
                    help="runs ranking different queries: error (default), intersection, or "
@@ -98,7 +68,7 @@ def add_compare_subparser(sub):
     p.add_argument("--nan-handling", choices=NAN_HANDLING, default="drop",
                    help="queries whose metric is undefined (e.g. no relevant document): drop "
                         "(default), zerofill, or propagate (that metric's results are NaN)")
-    p.add_argument("-l", "--relevance-level", type=_level, default=1, metavar="LEVEL",
+    p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
                    help="grade from which a document is relevant for binary metrics (default: 1)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table",
                    help="output format (default: table)")

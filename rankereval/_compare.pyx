@@ -34,6 +34,7 @@ from rankereval._bootstrap cimport (
     BLOCK,
     BLOCK_MASK,
     _binomial,
+    _checked_block,
     _bounded,
     _lemire,
     _next64,
@@ -323,16 +324,7 @@ def bootstrap_sums(const float64_t[:, ::1] d, Py_ssize_t n_resamples, uint64_t s
     cdef Py_ssize_t n = d.shape[0]
     cdef Py_ssize_t n_cols = d.shape[1]
     cdef Py_ssize_t b
-    if n <= 0:
-        raise ValueError("bootstrap_sums needs at least one row")
-    if n_resamples < 0:
-        raise ValueError("n_resamples must be >= 0")
-    if block <= 0:
-        block = BLOCK
-    if block > n:
-        block = n
-    if block > 0xFFFFFFFF:
-        raise ValueError("block must be < 2**32")
+    block = _checked_block(n, n_resamples, block, "bootstrap_sums needs at least one row")
     out_arr = np.zeros((n_resamples, n_cols), dtype=np.float64)
     if n_cols == 0 or n_resamples == 0:
         return out_arr

@@ -5,6 +5,7 @@ The statistics are checked against independent references: scipy's ``ttest_rel``
 permutations for Tukey's HSD), statsmodels' ``multipletests``, and naive NumPy bootstraps;
 their operating characteristics (interval coverage, type-I error) by simulation.
 """
+import importlib
 import itertools
 import json
 import math
@@ -17,8 +18,10 @@ import scipy.stats as st
 
 from rankereval import AP, BinaryLabels, FirstRelevantRank, MeanRanks, NDCG, NumericLabels, Precision, Rankings, ReciprocalRank
 from rankereval import _bootstrap, _compare
-from rankereval import compare as compare_module
 from rankereval.compare import Comparison, adjust_pvalues, compare
+
+# the module (``rankereval.compare`` may also be the re-exported function)
+compare_module = importlib.import_module("rankereval.compare")
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
