@@ -27,7 +27,8 @@ Measured, side by side in one process:
   not part of its time).
 
 Times are medians of ``--repeats`` wall-clock runs, after a warm-up (numba compilation for
-ranx). The JSON (``benchmarks/results/compare-<size>.json``) holds every time, the
+ranx); rankereval's CPU time (all threads) is recorded too, since on a busy shared machine
+CPU time / threads estimates the wall time on an idle one. The JSON (``benchmarks/results/compare-<size>.json``) holds every time, the
 extrapolation inputs, versions, thread counts and the machine load.
 """
 import argparse
@@ -81,13 +82,18 @@ def make_runs(w, n_runs=3, seed=7):
     return runs
 
 
-def timed(func, repeats):
+def timed(func, repeats, cpu=None):
+    """``(median wall seconds, wall times, last result)``; CPU times (all threads) are
+    appended to the list ``cpu`` if given: on a busy machine CPU time / threads estimates
+    the wall time on an idle one."""
     times, out = [], None
     for _ in range(repeats):
         out = None
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = func()
         times.append(time.perf_counter() - t0)
+        if cpu is not None:
+            cpu.append(time.process_time() - c0)
     return statistics.median(times), times, out
 
 
@@ -119,8 +125,9 @@ def bench_rankereval(y_true, rankings, metric_dict, B, repeats):
         return compare(y_true, rankings, metric_dict, test="permutation", n_resamples=B, random_state=0)
 
     run()                                         # warm-up (thread pool start, imports)
-    med, times, cmp = timed(run, repeats)
-    return med, times, cmp
+    cpu = []
+    med, times, cmp = timed(run, repeats, cpu)
+    return med, times, cmp, cpu
 
 
 def ranx_objects(w, runs, rows):
@@ -267,15 +274,18 @@ def main(argv=None):
         log(f"\n{w.description}: 3 runs x {len(mets)} metrics, B = {B:,}")
         entry = {"description": w.description, "n_rows": n, "metrics": [m[0] for m in mets], "libraries": {}}
 
-        med, times, cmp = bench_rankereval(y_true, rankings, metric_dict, B, args.repeats)
-        entry["libraries"]["rankereval"] = {"median_s": med, "times_s": times,
+        threads = res["environment"].get("openmp_threads") or [1]
+        med, times, cmp, cpu = bench_rankereval(y_true, rankings, metric_dict, B, args.repeats)
+        entry["libraries"]["rankereval"] = {"median_s": med, "times_s": times, "cpu_s": cpu,
                                             "comparisons": len(cmp.results["metric"])}
-        log(f"  rankereval   3 runs (3 pairs) x {len(mets)} metrics: {med:8.3f} s")
+        log(f"  rankereval   3 runs (3 pairs) x {len(mets)} metrics: {med:8.3f} s "
+            f"(CPU {statistics.median(cpu):.3f} s on {threads[0]} threads)")
         two = {k: rankings[k] for k in ("run0", "run1")}
-        med2, times2, _ = bench_rankereval(y_true, two, metric_dict, B, args.repeats)
-        entry["libraries"]["rankereval_2runs"] = {"median_s": med2, "times_s": times2,
+        med2, times2, _, cpu2 = bench_rankereval(y_true, two, metric_dict, B, args.repeats)
+        entry["libraries"]["rankereval_2runs"] = {"median_s": med2, "times_s": times2, "cpu_s": cpu2,
                                                   "comparisons": len(mets)}
-        log(f"  rankereval   2 runs (1 pair)  x {len(mets)} metrics: {med2:8.3f} s")
+        log(f"  rankereval   2 runs (1 pair)  x {len(mets)} metrics: {med2:8.3f} s "
+            f"(CPU {statistics.median(cpu2):.3f} s on {threads[0]} threads)")
 
         if "scipy" in peers:
             bp = [int(b) for b in args.scipy_b.split(",")]
