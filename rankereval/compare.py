@@ -191,7 +191,11 @@ def adjust_pvalues(pvalues, method="holm"):
 # ----------------------------------------------------------------------------------------
 
 def _moments(d):
-    """Per column: number of queries, mean, standard deviation (ddof=1) of the differences."""
+    """Per column: number of queries, mean, standard deviation (ddof=1) of the differences.
+
+    A standard deviation at the level of rounding noise (differences that are equal but
+    for their last bits, e.g. ``0.7 - 0.2`` and ``0.8 - 0.3``) is taken as 0.
+    """
     valid = ~np.isnan(d)
     n = valid.sum(axis=0)
     d0 = np.where(valid, d, 0.0)
@@ -199,6 +203,8 @@ def _moments(d):
         mean = d0.sum(axis=0) / n
         centred = np.where(valid, d - mean, 0.0)
         sd = np.sqrt((centred * centred).sum(axis=0) / (n - 1))
+    noise = 64.0 * _EPS * np.abs(d0).max(axis=0, initial=0.0)
+    sd = np.where(sd <= noise, 0.0, sd)
     sd = np.where(n >= 2, sd, np.nan)
     return n, mean, sd
 
@@ -941,11 +947,12 @@ class Comparison:
         return f"{counts[0]}-{counts[-1]} queries (depending on the metric)"
 
     def table(self, digits=4):
-        """Wide DataFrame, runs x metrics: means, best in bold-less form, significance marks.
+        """Wide DataFrame, runs x metrics: each run's mean with its significance marks.
 
         Each cell is the run's mean followed by the keys (Unicode superscripts, as in ranx's
         report) of the runs it is significantly better than; column ``key`` gives each run's
-        key. The caption is in ``.attrs["caption"]``.
+        key. A DataFrame has no bold: :meth:`to_markdown` and :meth:`to_latex` mark the best
+        value. The caption is in ``.attrs["caption"]``.
         """
         pd = _pandas()
         cells = self._cells(digits, bold=lambda s: s,

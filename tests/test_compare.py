@@ -797,3 +797,19 @@ def test_comparison_is_immutable(three_runs):
     assert isinstance(three_runs, Comparison)
     with pytest.raises(AttributeError):
         three_runs.alpha = 0.1
+
+
+def test_more_than_25_runs_get_two_letter_keys():
+    rng = np.random.default_rng(21)
+    base = rng.integers(0, 5, size=12) / 10
+    columns = {f"r{i}": base.copy() for i in range(26)}
+    columns["best"] = np.minimum(base + 0.5, 1.0)
+    cmp = _compare_from_scores(columns, baseline="r0", correction="none")
+    # aa, ab, ..., ay (25 letters without q), ba, bb
+    assert cmp.keys[:2] == ("aa", "ab") and cmp.keys[25:] == ("ba", "bb") and len(set(cmp.keys)) == 27
+    # "best" beats the baseline r0 (key "aa") on every query; the copies of r0 tie with it
+    assert cmp.table().loc["best", "P@10"].endswith("ᵃᵃ")
+    assert f"bb & best & \\textbf{{{cmp.means[0, 26]:.4f}}}$^{{aa}}$ \\\\" in cmp.to_latex()
+    # "best" - r0 is 0.5 on every query, up to rounding: no spread, no effect size
+    row = [r for r in cmp.rows() if r["run"] == "best"][0]
+    assert row["ci_low"] == row["ci_high"] == row["diff"] and math.isnan(row["effect_size"])
