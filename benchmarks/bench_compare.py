@@ -98,8 +98,12 @@ def timed(func, repeats, cpu=None):
 
 
 def linear(b1, t1, b2, t2, b):
-    """Time at B = b from times at b1 < b2 (a line through both points)."""
-    slope = (t2 - t1) / (b2 - b1)
+    """Time at B = b from times at b1 < b2 (a line through both points).
+
+    On a busy machine t2 can come out below t1; the slope is then taken as 0, i.e. the peer
+    is credited with the time of its smaller B (an underestimate: it favours the peer).
+    """
+    slope = max((t2 - t1) / (b2 - b1), 0.0)
     return t1 + slope * (b - b1), slope, t1 - slope * b1
 
 

@@ -95,15 +95,16 @@ def main(argv=None):
     import rankereval
     from rankereval import NDCG
     from rankereval import io as rio
+    from rankereval.io._source import _PARSER, _pandas, _pyarrow
 
     if args.parser == "pandas":
-        rio._USE_PYARROW = False
+        _PARSER.set("pandas")  # for the rest of this script
     print(f"rankereval {rankereval.__version__}, numpy {np.__version__}, parser "
-          f"{'pyarrow' if rio._pyarrow() is not None else 'pandas'}, {os.cpu_count()} CPUs, "
+          f"{'pyarrow' if _pyarrow() is not None else 'pandas'}, {os.cpu_count()} CPUs, "
           f"run {os.path.getsize(run_path) / 1e6:.0f} MB")
     for i in range(args.repeat):
         t = Timer()
-        t("import pandas/pyarrow", lambda: (rio._pandas(), rio._pyarrow()))
+        t("import pandas/pyarrow", lambda: (_pandas(), _pyarrow()))
         data = t("read_trec", lambda: rio.read_trec(qrels_path, run_path, tie_break=args.tie_break, progress=False))
         mean = t("NDCG@10 (score + mean)", lambda: data.mean(NDCG(10)))
         print(f"run {i + 1}: {data.n_queries} queries, {data.report.n_run_lines:,} run lines, "

@@ -77,7 +77,7 @@ plot_formats = [("png", 110)]
 plot_rcparams = {"figure.autolayout": True}
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_tools", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_tools", "_generated", "Thumbs.db", ".DS_Store"]
 root_doc = "index"
 language = "en"
 default_role = "autolink"
@@ -85,7 +85,13 @@ pygments_style = "sphinx"
 
 # -- autodoc / autosummary / numpydoc ----------------------------------------
 
-autosummary_generate = True
+# every page, plus the generated (excluded, included-by-api.rst) list of metric classes
+autosummary_generate = sorted(
+    os.path.relpath(os.path.join(d, f), os.path.dirname(os.path.abspath(__file__)))
+    for d, _, files in os.walk(os.path.dirname(os.path.abspath(__file__)))
+    if "_build" not in d and "_generated" not in d
+    for f in files if f.endswith(".rst")
+) + ["_generated/metric_autosummary.rst"]
 autosummary_imported_members = False
 autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "none"
@@ -311,7 +317,37 @@ def _resolve_reexported(app, env, node, contnode):
     )
 
 
+def _write_metric_table(app):
+    """docs/_generated/: the table of metrics and the API list of metric classes, from the
+    metric registry (a new metric appears in the docs without editing any page)."""
+    from rankereval.metrics._base import _registered
+
+    rows = []
+    for cls in _registered():
+        info = cls.info
+        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        aliases = ", ".join(f"``{a}``" for a in info.aliases) or "--"
+        rows.append(f"   * - :class:`~rankereval.{cls.__name__}`\n     - ``{form}``\n     - {aliases}\n"
+                    f"     - {info.labels}\n     - {info.summary}")
+    text = (".. list-table:: Metrics and their names (generated from the metric registry)\n"
+            "   :header-rows: 1\n   :widths: 14 12 18 8 48\n\n"
+            "   * - class\n     - name\n     - aliases\n     - labels\n     - summary\n"
+            + "\n".join(rows) + "\n")
+    autosummary = (".. currentmodule:: rankereval\n\n"
+                   ".. autosummary::\n   :toctree: api/generated\n   :nosignatures:\n\n"
+                   + "".join(f"   {cls.__name__}\n" for cls in _registered()))
+    out = os.path.join(app.srcdir, "_generated")
+    os.makedirs(out, exist_ok=True)
+    for name, content in (("metric_table.rst", text), ("metric_autosummary.rst", autosummary)):
+        path = os.path.join(out, name)
+        if not os.path.exists(path) or open(path).read() != content:
+            with open(path, "w") as fh:
+                fh.write(content)
+
+
 def setup(app):
+    # before autosummary's own builder-inited handler reads the sources
+    app.connect("builder-inited", _write_metric_table, priority=100)
     app.connect("autodoc-process-bases", _public_bases)
     app.connect("missing-reference", _resolve_reexported)
     # after intersphinx's own handler

@@ -16,6 +16,8 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
     ) from exc
 
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
+from rankereval.exceptions import UndefinedMetricWarning
+from rankereval._evaluation import Evaluation, evaluate  # noqa: E402  (after the metrics it uses)
 from rankereval.metrics import (
     AP,
     DCG,
@@ -28,7 +30,12 @@ from rankereval.metrics import (
     Precision,
     Recall,
     ReciprocalRank,
+    Success,
 )
+
+for _obj in (evaluate, Evaluation, UndefinedMetricWarning):
+    _obj.__module__ = __name__  # documented and pickled under the public name
+del _obj
 
 __version__ = "0.3.0"
 
@@ -37,6 +44,9 @@ __all__ = [
     "NumericLabels",
     "Rankings",
     "InvalidValuesWarning",
+    "UndefinedMetricWarning",
+    "evaluate",
+    "Evaluation",
     "Metric",
     "Precision",
     "Recall",
@@ -44,6 +54,7 @@ __all__ = [
     "HitRate",
     "ReciprocalRank",
     "AP",
+    "Success",
     "MeanRanks",
     "FirstRelevantRank",
     "DCG",

@@ -33,8 +33,6 @@ cdef enum:
     # 10k scores (L2-resident) run 1.7x faster blocked than directly.
     BLOCK = 512
     BLOCK_MASK = 511
-    # Draws per thread below which fewer threads are used (by default).
-    WORK_PER_THREAD = 1 << 20
 
 
 # --------------------------------------------------------------------------------------------

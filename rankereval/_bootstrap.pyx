@@ -33,7 +33,6 @@ use inversion for small means and Hoermann's BTRS transformed rejection otherwis
 from cython.parallel cimport prange
 from libc.math cimport exp, fabs, floor, log, log1p, sqrt
 
-from rankereval._openmp cimport rankereval_omp_max_threads
 from rankereval._typedefs cimport float64_t, int64_t, uint64_t
 
 import math
@@ -195,7 +194,7 @@ cdef double _resample_mean(const float64_t *x, Py_ssize_t n, Py_ssize_t block,
 
 
 def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed,
-                   int n_threads=0, Py_ssize_t block=0):
+                   int n_threads=1, Py_ssize_t block=0):
     """Means of ``n_resamples`` bootstrap resamples of ``x``.
 
     Parameters
@@ -206,9 +205,9 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
         Number of resamples B.
     seed : int in [0, 2**64)
         Key of the random streams; resample ``b`` uses stream ``(seed, b)`` only.
-    n_threads : int, default=0
-        OpenMP threads; ``<= 0`` means ``omp_get_max_threads()``, fewer for small jobs (at
-        least ~1M draws per thread). The result does not depend on it.
+    n_threads : int, default=1
+        OpenMP threads (the caller, ``bootstrap.py``, applies the package's thread policy;
+        at most one per resample is used). The result does not depend on it.
     block : int, default=0
         Scores per block of the two-stage draw (see the module docstring); ``0`` means 512,
         the fast path. Any value gives the same distribution (``block >= n``: direct draws);
@@ -229,13 +228,6 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
     cdef float64_t[::1] out = out_arr
     cdef const float64_t *xp = &x[0]
     cdef int nt = n_threads
-    cdef double work = <double>n * <double>n_resamples
-    if nt <= 0:
-        # about 1 ms of work per thread at least: starting and joining threads costs ~10 us
-        # on an idle machine but can cost a scheduler time slice on a busy one
-        nt = rankereval_omp_max_threads()
-        if work < nt * <double>WORK_PER_THREAD:
-            nt = <int>(work / WORK_PER_THREAD)
     if nt > n_resamples:
         nt = <int>n_resamples
     if nt < 1:

@@ -19,17 +19,12 @@ or is invalid (the message names the file and line); messages go to ``err``.
 """
 import csv
 import io
-import math
 import os
 
 __all__ = ["add_compare_subparser", "run_compare"]
 
 DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
 FORMATS = ("table", "json", "csv", "markdown", "latex")
-
-
-class _Usage(Exception):
-    """A command-line argument is invalid (exit status 2)."""
 
 
 def add_compare_subparser(sub):
@@ -80,11 +75,13 @@ def add_compare_subparser(sub):
 
 
 def _run_names(paths, names):
+    from rankereval.cli import UsageError
+
     if names is not None:
         if len(names) != len(paths):
-            raise _Usage(f"--names gives {len(names)} names for {len(paths)} runs")
+            raise UsageError(f"--names gives {len(names)} names for {len(paths)} runs")
         if len(set(names)) != len(names):
-            raise _Usage(f"--names must be distinct, got {names}")
+            raise UsageError(f"--names must be distinct, got {names}")
         return list(names)
     out = []
     for path in paths:
@@ -100,65 +97,31 @@ def _run_names(paths, names):
 
 
 def _baseline(text, names):
+    from rankereval.cli import UsageError
+
     if text is None or text in names:
         return text
     try:
         i = int(text)
     except ValueError:
-        raise _Usage(f"--baseline {text!r} is neither a run name ({', '.join(names)}) nor a position") from None
+        raise UsageError(f"--baseline {text!r} is neither a run name ({', '.join(names)}) nor a position") from None
     if not 0 <= i < len(names):
-        raise _Usage(f"--baseline {i} is not a position of the {len(names)} runs (0-based)")
+        raise UsageError(f"--baseline {i} is not a position of the {len(names)} runs (0-based)")
     return names[i]
 
 
-def _metrics(texts, datas):
-    """{name as typed: Metric}, through the registry when the package has one."""
-    import rankereval.metrics as metrics_module
+def _metrics(texts):
+    """{name as typed: Metric}, parsed as ``rankereval evaluate`` parses them."""
+    from argparse import Namespace
 
-    from_name = getattr(metrics_module, "from_name", None)
-    out = {}
-    for text in texts:
-        if text in out:
-            continue
-        if from_name is not None:
-            try:
-                out[text] = from_name(text)
-            except ValueError as exc:
-                raise _Usage(str(exc)) from None
-            continue
-        from rankereval.cli import UsageError, _whole_ranking_k, parse_metric
+    from rankereval.cli import parse_metrics
 
-        try:
-            spec = parse_metric(text)
-        except UsageError as exc:
-            raise _Usage(str(exc)) from None
-        # a whole-ranking cutoff that covers every run
-        data = max(datas, key=_whole_ranking_k)
-        out[text] = spec.build(data)
-    return out
-
-
-def _text_table(header, rows):
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w)
-                         for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths), *map(line, rows)]) + "\n"
-
-
-def _num(x, digits=4):
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.{digits}f}"
+    return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))
 
 
 def render(cmp, fmt):
     """The output text of a Comparison in format ``fmt``."""
+    from rankereval import _render
     from rankereval.compare import LONG_COLUMNS
 
     if fmt == "json":
@@ -172,7 +135,7 @@ def render(cmp, fmt):
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(LONG_COLUMNS)
         for row in cmp.rows():
-            w.writerow([repr(v) if isinstance(v, float) else v for v in row.values()])
+            w.writerow([_render.csv_number(v) if isinstance(v, float) else v for v in row.values()])
         return buf.getvalue()
     # table: the runs x metrics summary, then one line per comparison
     summary = repr(cmp).split("\n", 1)[1]
@@ -180,19 +143,20 @@ def render(cmp, fmt):
     header = ["metric", "comparison", "diff", conf, "p", "p corr.", "sig.", "W/T/L"]
     rows = []
     for r in cmp.rows():
-        rows.append([r["metric"], f"{r['run']} - {r['baseline']}", _num(r["diff"]),
-                     f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", f"{r['p_value']:.4g}",
+        rows.append([r["metric"], f"{r['run']} - {r['baseline']}", _render.fmt(r["diff"]),
+                     f"[{_render.fmt(r['ci_low'])}, {_render.fmt(r['ci_high'])}]", f"{r['p_value']:.4g}",
                      f"{r['p_corrected']:.4g}", "*" if r["significant"] else "",
                      f"{r['wins']}/{r['ties']}/{r['losses']}"])
-    return summary + "\n\n" + _text_table(header, rows) + "\n" + cmp.caption() + "\n"
+    return summary + "\n\n" + _render.table(header, rows) + "\n" + cmp.caption() + "\n"
 
 
 def _compare(args, out, err):
+    from rankereval.cli import UsageError
     from rankereval.compare import compare
     from rankereval.io import read_trec
 
     if len(args.runs) < 2:
-        raise _Usage("give at least two run files to compare")
+        raise UsageError("give at least two run files to compare")
     names = _run_names(args.runs, args.names)
     baseline = _baseline(args.baseline, names)
     datas = {}
@@ -203,7 +167,7 @@ def _compare(args, out, err):
                 if "not in the run" not in note:        # reported below, after alignment
                     print(f"rankereval: note: {name}: {note}", file=err)
         datas[name] = data
-    metrics = _metrics(args.metrics or DEFAULT_METRICS, list(datas.values()))
+    metrics = _metrics(args.metrics or DEFAULT_METRICS)
     cmp = compare(None, datas, metrics, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, n_resamples=args.n_resamples, alternative=args.alternative,
                   nan_handling=args.nan_handling, queries=args.queries, random_state=args.seed)
@@ -232,9 +196,11 @@ def _compare(args, out, err):
 
 def run_compare(args, out, err):
     """Run ``rankereval compare`` for parsed ``args``; returns the exit status."""
+    from rankereval.cli import UsageError
+
     try:
         return _compare(args, out, err)
-    except _Usage as exc:
+    except UsageError as exc:
         args._compare_parser.print_usage(err)
         print(f"rankereval compare: error: {exc}", file=err)
         return 2

@@ -11,7 +11,7 @@ from libc.string cimport memset
 
 from libc.stdint cimport uint16_t
 
-from rankereval._openmp cimport rankereval_omp_max_threads, rankereval_have_openmp
+from rankereval._openmp cimport rankereval_omp_max_threads
 from rankereval._typedefs cimport float64_t, in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
 
 import numpy as np
@@ -20,11 +20,6 @@ import numpy as np
 def openmp_max_threads():
     """Threads an OpenMP region would use now (OMP_NUM_THREADS, threadpoolctl limits); 1 without OpenMP."""
     return rankereval_omp_max_threads()
-
-
-def have_openmp():
-    """Whether the kernels were compiled with OpenMP (multi-threaded)."""
-    return bool(rankereval_have_openmp())
 
 
 cdef extern from *:
@@ -113,9 +108,16 @@ cdef inline int _table_bits(Py_ssize_t max_row_len) noexcept nogil:
     return bits
 
 
-def use_bitset(int64_t max_id, Py_ssize_t total):
-    """Whether a bitset of max_id + 1 bits per thread (8 MB at most) is cheaper than hashing."""
-    return max_id < (1 << 26) and max_id <= 64 * total + (1 << 20)
+cdef extern from "_limits.h":
+    long long RE_BITSET_MAX_BITS
+    bint re_bitset_fits(int64_t n_bits, int64_t n_ids) noexcept nogil
+
+BITSET_MAX_BITS = RE_BITSET_MAX_BITS
+
+
+def bitset_fits(int64_t n_bits, int64_t n_ids):
+    """Whether a per-thread bitset of ``n_bits`` bits pays for ``n_ids`` ids (``_limits.h``)."""
+    return re_bitset_fits(n_bits, n_ids)
 
 
 cdef inline bint _copy_row_fits_int31(const in_id_t* p, rank_t* q, Py_ssize_t m, int64_t* row_max) noexcept nogil:
@@ -219,11 +221,10 @@ def check_label_data(const score_t[::1] data, bint binary, int n_threads):
 
 
 # Duplicate checks of copy_dense_ids, by the size of the row's ids: a per-thread array of
-# 16-bit stamps below DENSE_STAMP_MAX (8 MB at most), a bitset below DENSE_BITSET_MAX_BITS
+# 16-bit stamps below DENSE_STAMP_MAX (8 MB at most), a bitset below RE_BITSET_MAX_BITS
 # (8 MB), a hash table above. Both arrays grow with the ids seen.
 cdef enum:
     DENSE_STAMP_MAX = 1 << 22
-    DENSE_BITSET_MAX_BITS = 1 << 26
     DENSE_PREFETCH_ROWS = 8  # rows of input requested ahead of the one being converted
 
 
@@ -308,7 +309,7 @@ def copy_dense_ids(const in_id_t[:, ::1] a, int32_t[:, ::1] out, bint large, int
                     if re_dup_stamped(&a[i, 0], m, st.stamps, st.epoch):
                         bad[i] = 1
                     continue
-                if hi < DENSE_BITSET_MAX_BITS and hi >= <uint64_t> st.bit_cap:
+                if hi < <uint64_t> RE_BITSET_MAX_BITS and hi >= <uint64_t> st.bit_cap:
                     cap = _grown(hi)
                     grown = calloc(cap >> 6, sizeof(uint64_t))
                     if grown == NULL:
@@ -349,7 +350,7 @@ def ragged_duplicates(const int64_t[::1] indptr, const rank_t[::1] ids, int64_t 
             max_len = indptr[i + 1] - indptr[i]
     if indptr[n] > ids.shape[0]:
         raise ValueError("indptr does not match the ids")
-    bitset_mode = use_bitset(max_id, ids.shape[0])
+    bitset_mode = re_bitset_fits(max_id + 1, ids.shape[0])
     tbits = _table_bits(max_len)
     with nogil, parallel(num_threads=n_threads):
         bits = NULL

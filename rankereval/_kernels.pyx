@@ -55,7 +55,8 @@ cdef extern from "_lookup.h":
                                     int32_t* hit_rank, int32_t* hit_pos, bint first_only) noexcept nogil
 
 
-# metric ids, mirrored in metrics.py
+# Metric reductions. Each metric class names its reduction in its registry entry
+# (``MetricInfo.kernel``, a key of METRIC_IDS); ``score`` refuses any other id.
 cdef enum:
     PRECISION = 0
     RECALL = 1
@@ -66,11 +67,12 @@ cdef enum:
     MEAN_RANKS = 6
     FIRST_RELEVANT_RANK = 7
     DCG = 8
+    SUCCESS = 9
 
 METRIC_IDS = {
     "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
     "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
-    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG,
+    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG, "success": SUCCESS,
 }
 
 
@@ -78,12 +80,14 @@ cdef enum:
     PREFETCH_AHEAD = 8    # rows: the first items of row i + 8 are requested at row i
     PREFETCH_BYTES = 512  # at most this much of it (longer reads stream well on their own)
 
-# lookup strategies; ``LOOKUP`` in metrics.py mirrors these for tests that force one
+# lookup strategies; tests force one with rankereval.metrics._base._forced_lookup
 cdef enum:
     AUTO = 0
     BITSET = 1
     SEARCH = 2
     SCAN = 3
+
+_METRIC_ID_SET = frozenset(METRIC_IDS.values())
 
 LOOKUP_IDS = {"auto": AUTO, "bitset": BITSET, "search": SEARCH, "scan": SCAN}
 
@@ -131,15 +135,19 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
         p = n_hits / <double> (kk if truncated else k)
         r = n_hits / <double> (min(n_rel, k) if truncated else n_rel)
         return 2.0 * p * r / (p + r)
-    if metric == HITRATE:
+    if metric == HITRATE:  # defined for exactly one relevant item (leave-one-out)
+        if n_rel != 1:
+            return NAN
         return 1.0 if n_hits > 0 else 0.0
     if metric == RECIPROCAL_RANK:
         return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
+    if metric == SUCCESS:
+        return 1.0 if n_hits > 0 else 0.0
     if metric == AP:
         s = 0.0
         for t in range(n_hits):
             s += (t + 1) / <double> (hit_rank[t] + 1)
-        return s / min(k, n_rel)
+        return s / (n_rel if k < 0 else min(k, n_rel))  # k < 0: the whole ranking
     if metric == MEAN_RANKS:
         if n_hits == 0:
             return INFINITY
@@ -149,11 +157,12 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
         return s / n_hits
     if metric == FIRST_RELEVANT_RANK:
         return hit_rank[0] + 1.0 if n_hits > 0 else INFINITY
-    # DCG
-    s = 0.0
-    for t in range(n_hits):
-        s += (1.0 if binary else _gain(vals[hit_pos[t]], power)) * disc[hit_rank[t]]
-    return s
+    if metric == DCG:
+        s = 0.0
+        for t in range(n_hits):
+            s += (1.0 if binary else _gain(vals[hit_pos[t]], power)) * disc[hit_rank[t]]
+        return s
+    return NAN  # unreachable: ``score`` refuses unknown ids before the loop
 
 
 def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind,
@@ -169,11 +178,15 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     there are several rankings. ``bitset_ok``: the item range is small enough for a bitset
     per thread. ``lookup``: AUTO, or a strategy every row must use (for tests).
     """
+    if metric not in _METRIC_ID_SET:
+        raise ValueError(f"unknown metric id {metric}; known: {METRIC_IDS}")
+    if metric == DCG and disc.shape[0] < ranks.shape[1]:
+        raise ValueError("DCG needs a discount for every rank of the rankings")
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint need_pos = metric == DCG and not binary
     # these two only need the first hit: stop looking there (a 1000-long ranking is common)
-    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK
+    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK or metric == SUCCESS
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
@@ -222,7 +235,7 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                     continue
                 if length < 0 or length > width:
                     length = 0 if length < 0 else width
-                if n_rel == 0 or (metric == HITRATE and n_rel != 1):
+                if n_rel == 0:  # every metric here is undefined without a relevant item
                     out[i] = NAN
                     continue
                 kk = length if (k < 0 or k > length) else k

@@ -5,13 +5,10 @@ cdef extern from *:
     #include <omp.h>
     static int rankereval_omp_max_threads(void) { return omp_get_max_threads(); }
     static int rankereval_omp_thread_num(void) { return omp_get_thread_num(); }
-    static int rankereval_have_openmp(void) { return 1; }
     #else
     static int rankereval_omp_max_threads(void) { return 1; }
     static int rankereval_omp_thread_num(void) { return 0; }
-    static int rankereval_have_openmp(void) { return 0; }
     #endif
     """
     int rankereval_omp_max_threads() nogil
     int rankereval_omp_thread_num() nogil
-    int rankereval_have_openmp() nogil

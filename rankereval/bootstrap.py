@@ -32,6 +32,7 @@ from statistics import NormalDist
 import numpy as np
 
 from rankereval import _bootstrap
+from rankereval._threads import effective_n_threads
 
 __all__ = ["BootstrapResult", "bootstrap_mean"]
 
@@ -49,6 +50,11 @@ MAX_RESAMPLES = 10 ** 8
 _SHORTCUT_RATIO = 200
 # Multinomial counts are drawn for at most this many (resample, value) cells at a time.
 _SHORTCUT_CELLS = 1 << 20
+
+# Draws per thread below which the resampling loop uses fewer threads: about 1 ms of work,
+# since starting and joining threads costs ~10 us on an idle machine but can cost a
+# scheduler time slice on a busy one.
+_DRAWS_PER_THREAD = 1 << 20
 
 _NORMAL = NormalDist()
 _EPS = float(np.finfo(np.float64).eps)
@@ -344,7 +350,8 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
             m3 = float(np.dot(counts, d * d * d))
     else:
         seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
-        distribution = _bootstrap.resample_means(x, n_resamples, seed)
+        n_threads = max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD))
+        distribution = _bootstrap.resample_means(x, n_resamples, seed, n_threads=n_threads)
         if method == "bca":
             m2, m3 = _bootstrap.centred_moments(x, mean)
 

@@ -11,21 +11,20 @@ Subcommands
 ``metrics``
     List the metric names and their aliases.
 
-Metric names are case-insensitive, ``name@k`` sets the cutoff: ``p``/``precision``,
-``r``/``recall``, ``f1``, ``hr``/``hitrate``, ``rr``/``mrr``/``reciprocal_rank``,
-``ap``/``map``, ``dcg``, ``ndcg``, ``meanranks``, ``firstrelevantrank``. ``rr``, ``ap``,
-``dcg`` and ``ndcg`` without ``@k`` use the whole ranking (``map`` is trec_eval's MAP).
+Metric names follow the one grammar of the package (:func:`rankereval.metrics.from_name`):
+case-insensitive, ``name@k`` sets the cutoff, ``rankereval metrics`` lists names and aliases.
+The command line only parses arguments, calls the library and renders its results.
 
 Exit status: 0 on success, 2 for usage errors (unknown metric, bad option), 1 when an input
 cannot be read or is invalid (the message names the file and line); messages go to stderr.
 
 Examples
 --------
->>> from rankereval.cli import parse_metric
->>> parse_metric("NDCG@10")
-MetricSpec(name='NDCG@10', kind='ndcg', k=10)
->>> parse_metric("map").kind
-'ap'
+>>> from rankereval.cli import main
+>>> main(["metrics"])  # doctest: +ELLIPSIS
+metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):
+...
+0
 """
 import argparse
 import json
@@ -34,96 +33,31 @@ import os
 import sys
 from dataclasses import dataclass
 
-__all__ = ["main", "parse_metric", "MetricSpec", "DEFAULT_METRICS"]
+__all__ = ["main", "DEFAULT_METRICS"]
 
 DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
-
-# canonical kind -> (aliases, needs k, accepts k, description)
-_KINDS = {
-    "precision": (("p", "precision", "prec"), True, True, "Precision@k"),
-    "recall": (("r", "recall"), True, True, "Recall@k"),
-    "f1": (("f1", "f"), True, True, "F1@k: harmonic mean of precision and recall"),
-    "hitrate": (("hr", "hitrate", "hit"), True, True, "HitRate@k (one relevant item per query)"),
-    "rr": (("rr", "mrr", "reciprocalrank", "recip_rank"), False, True,
-           "ReciprocalRank@k (no @k: whole ranking, trec_eval's recip_rank)"),
-    "ap": (("ap", "map", "averageprecision"), False, True,
-           "AP@k, average precision (no @k: whole ranking, trec_eval's map)"),
-    "dcg": (("dcg",), False, True, "DCG@k (graded; no @k: whole ranking)"),
-    "ndcg": (("ndcg",), False, True, "NDCG@k (graded; no @k: whole ranking)"),
-    "meanranks": (("meanranks", "meanrank"), False, False, "MeanRanks: mean rank of the relevant items"),
-    "firstrelevantrank": (("firstrelevantrank", "frr"), False, False,
-                          "FirstRelevantRank: rank of the first relevant item"),
-}
-_ALIAS = {alias.replace("_", ""): kind for kind, (aliases, *_rest) in _KINDS.items() for alias in aliases}
 
 
 class UsageError(Exception):
     """A command-line argument is invalid (exit status 2)."""
 
 
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric as named on the command line: ``name`` (as written), ``kind`` and ``k``."""
+def parse_metrics(texts, args):
+    """{name as written: Metric} through :func:`rankereval.metrics.from_name`; the options
+    --truncated, --log-base and --gain apply to every metric that has the parameter."""
+    from rankereval.metrics import from_name
 
-    name: str
-    kind: str
-    k: object = None
-
-    def build(self, data=None, truncated=False, log_base="e", gain="identity"):
-        """The :class:`~rankereval.metrics.Metric` object (``data`` resolves a missing k)."""
-        import rankereval as rk
-
-        k = self.k
-        if self.kind in ("precision", "recall", "f1", "hitrate"):
-            cls = {"precision": rk.Precision, "recall": rk.Recall, "f1": rk.F1, "hitrate": rk.HitRate}[self.kind]
-            return cls(k, truncated=truncated)
-        if self.kind in ("rr", "ap"):
-            if k is None:  # whole ranking: a cutoff no ranking or relevant set exceeds
-                k = _whole_ranking_k(data)
-            return rk.ReciprocalRank(k) if self.kind == "rr" else rk.AP(k)
-        if self.kind in ("dcg", "ndcg"):
-            cls = rk.DCG if self.kind == "dcg" else rk.NDCG
-            return cls(k, relevance_scaling=gain, log_base=log_base)
-        return rk.MeanRanks() if self.kind == "meanranks" else rk.FirstRelevantRank()
-
-
-def _whole_ranking_k(data):
-    import numpy as np
-
-    longest = int(data.rankings.lengths.max()) if data is not None and data.n_queries else 0
-    most_relevant = int(np.diff(data.binary_labels.indptr).max()) if data is not None and data.n_queries else 0
-    return max(1, longest, most_relevant)
-
-
-def parse_metric(text):
-    """Parse ``name`` or ``name@k`` (case-insensitive, aliases allowed) into a MetricSpec.
-
-    Raises
-    ------
-    UsageError
-        For an unknown name, a missing/unexpected cutoff or a cutoff that is not an integer > 0.
-    """
-    raw = text.strip()
-    base, sep, cut = raw.partition("@")
-    key = base.strip().lower().replace("_", "").replace("-", "")
-    kind = _ALIAS.get(key)
-    if kind is None:
-        known = ", ".join(a for aliases, *_rest in _KINDS.values() for a in aliases)
-        raise UsageError(f"unknown metric {text!r}; known: {known} (see 'rankereval metrics')")
-    _aliases, needs_k, accepts_k, _desc = _KINDS[kind]
-    k = None
-    if sep:
-        if not accepts_k:
-            raise UsageError(f"metric {text!r}: {base} takes no cutoff (write {base} without @k)")
+    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain}
+    metrics = {}
+    for text in texts:
+        name = text.strip()
+        if name in metrics:
+            continue
         try:
-            k = int(cut)
-        except ValueError:
-            raise UsageError(f"metric {text!r}: the cutoff after @ must be an integer > 0") from None
-        if k <= 0:
-            raise UsageError(f"metric {text!r}: the cutoff after @ must be an integer > 0")
-    elif needs_k:
-        raise UsageError(f"metric {text!r} needs a cutoff, e.g. {base}@10")
-    return MetricSpec(raw, kind, k)
+            metrics[name] = from_name(name, defaults=defaults)
+        except ValueError as exc:
+            raise UsageError(f"{exc} (see 'rankereval metrics')") from None
+    return metrics
 
 
 # ----------------------------------------------------------------------------------------
@@ -161,31 +95,36 @@ def _finite_float(text):
 
 
 def _add_eval_options(p, default_seed=None):
+    from rankereval._validation import NAN_HANDLING
+    from rankereval.bootstrap import METHODS
+    from rankereval.io import EXTRA, MISSING, ORDER_BY, TIE_BREAKS
+    from rankereval.metrics import DCG
+
     p.add_argument("-m", "--metrics", nargs="+", metavar="METRIC", default=None,
                    help=f"metrics, e.g. ndcg@10 recall@100 map (default: {' '.join(DEFAULT_METRICS)})")
     p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
                    help="grade from which a document is relevant for binary metrics (default: 1, as trec_eval -l)")
-    p.add_argument("--nan-handling", choices=("propagate", "drop", "zerofill"), default="propagate",
+    p.add_argument("--nan-handling", choices=NAN_HANDLING, default="propagate",
                    help="queries whose metric is undefined (NaN, e.g. no relevant document): "
                         "propagate (mean is NaN; default), drop, or count as 0")
     p.add_argument("--truncated", action="store_true",
                    help="precision/recall/f1/hitrate: clip k at the ranking length (precision) or "
                         "the number of relevant documents (recall)")
-    p.add_argument("--log-base", choices=("e", "2"), default="e",
+    p.add_argument("--log-base", choices=DCG.info.choices["log_base"], default="e",
                    help="logarithm of the DCG discount (default: e; trec_eval uses 2; NDCG does not depend on it)")
-    p.add_argument("--gain", choices=("identity", "power"), default="identity",
+    p.add_argument("--gain", choices=DCG.info.choices["relevance_scaling"], default="identity",
                    help="DCG/NDCG gain of a grade g: g (identity, default, as trec_eval) or 2**g - 1 (power)")
-    p.add_argument("--tie-break", choices=("trec_eval", "docid", "input"), default="trec_eval",
+    p.add_argument("--tie-break", choices=TIE_BREAKS, default="trec_eval",
                    help="order of equal scores: trec_eval (default: 32-bit scores, larger docid first), "
                         "docid (exact scores, smaller docid first), input (exact scores, file order)")
-    p.add_argument("--order-by", choices=("score", "rank"), default="score",
+    p.add_argument("--order-by", choices=ORDER_BY, default="score",
                    help="rank documents by descending score (default, as trec_eval) or ascending rank column")
-    p.add_argument("--missing", choices=("drop", "empty", "error"), default="drop",
+    p.add_argument("--missing", choices=MISSING, default="drop",
                    help="judged queries without a ranking: drop (default, as trec_eval), evaluate with an "
                         "empty ranking (as trec_eval -c), or fail")
     p.add_argument("-c", dest="missing", action="store_const", const="empty",
                    help="same as --missing empty (trec_eval -c)")
-    p.add_argument("--extra", choices=("drop", "keep", "error"), default="drop",
+    p.add_argument("--extra", choices=EXTRA, default="drop",
                    help="ranked queries without judgements: drop (default, as trec_eval), keep (metrics "
                         "NaN), or fail")
     p.add_argument("--ci", action="store_true", help="add a bootstrap confidence interval of each mean")
@@ -193,7 +132,7 @@ def _add_eval_options(p, default_seed=None):
                    help="bootstrap resamples (default: 1000)")
     p.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                    help="confidence level of the interval (default: 0.95)")
-    p.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
+    p.add_argument("--ci-method", choices=METHODS, default="percentile",
                    help="bootstrap interval: percentile (default) or bca (bias-corrected and accelerated)")
     p.add_argument("--seed", type=int, default=default_seed,
                    help="random seed of the bootstrap (default: "
@@ -235,73 +174,47 @@ def build_parser():
 # evaluation and output
 # ----------------------------------------------------------------------------------------
 
-def evaluate(data, specs, args):
-    """{name: result dict} for the metric specs on TrecData ``data``, using the Python API."""
-    import numpy as np
+def evaluate(data, metrics, args, err):
+    """The :class:`~rankereval.Evaluation` of ``metrics`` on TrecData ``data`` (each metric
+    scored once); the library's warning about undefined values becomes a note on stderr."""
+    import warnings
 
-    results = {}
-    for spec in specs:
-        metric = spec.build(data, truncated=args.truncated, log_base=args.log_base, gain=args.gain)
-        labels = data.labels_for(metric)
-        scores = metric.score(labels, data.rankings)
-        n_nan = int(np.count_nonzero(np.isnan(scores)))
-        n_used = scores.size - n_nan if args.nan_handling == "drop" else scores.size
-        kwargs = dict(nan_handling=args.nan_handling)
-        if args.ci:
-            out = metric.mean(labels, data.rankings, conf_interval=True, n_bootstrap_samples=args.n_bootstrap,
-                              confidence=args.confidence, random_state=args.seed, method=args.ci_method, **kwargs)
-            res = {"mean": out["score"], "ci": list(out["conf_interval"])}
-        else:
-            res = {"mean": metric.mean(labels, data.rankings, **kwargs)}
-        res["n_queries"] = int(n_used)
-        res["n_nan"] = n_nan
-        res["per_query_scores"] = scores
-        res["metric"] = repr(metric)
-        results[spec.name] = res
-    return results
+    from rankereval import UndefinedMetricWarning
+    from rankereval import evaluate as rk_evaluate
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedMetricWarning)
+        ev = rk_evaluate(data, None, metrics, relevance_level=args.relevance_level,
+                         nan_handling=args.nan_handling, conf_interval=args.ci,
+                         n_bootstrap_samples=args.n_bootstrap, confidence=args.confidence,
+                         random_state=args.seed, method=args.ci_method)
+    for w in caught:
+        if not issubclass(w.category, UndefinedMetricWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif not args.quiet:
+            for line in str(w.message).splitlines():
+                print(f"rankereval: note: {line}", file=err)
+    return ev
 
 
-def _json_number(x):
-    x = float(x)
-    if math.isnan(x):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
+def render(ev, args):
+    """The output text of Evaluation ``ev`` for ``args.format`` (table, json or csv)."""
+    from rankereval._render import csv_number, fmt, json_number, table
 
-
-def _fmt(x, digits=4):
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.{digits}f}"
-
-
-def _csv_number(x):
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return repr(x)
-
-
-def render(results, data, args):
-    """The output text for ``args.format`` (table, json or csv)."""
-    names = list(results)
-    qids = [str(q) for q in data.query_ids]
+    names = ev.names
+    qids = [str(q) for q in ev.query_ids]
+    col = {n: ev[n] for n in names}
+    ci = ev.conf_intervals
     if args.format == "json":
         obj = {}
-        for name, res in results.items():
-            entry = {"mean": _json_number(res["mean"])}
-            if "ci" in res:
-                entry["ci"] = [_json_number(v) for v in res["ci"]]
-            entry["n_queries"] = res["n_queries"]
-            entry["n_nan"] = res["n_nan"]
+        for name in names:
+            entry = {"mean": json_number(ev.means[name])}
+            if ci is not None:
+                entry["ci"] = [json_number(v) for v in ci[name]]
+            entry["n_queries"] = ev.n_used[name]
+            entry["n_nan"] = ev.n_undefined[name]
             if args.per_query:
-                entry["per_query"] = {q: _json_number(v) for q, v in zip(qids, res["per_query_scores"])}
+                entry["per_query"] = {q: json_number(v) for q, v in zip(qids, col[name])}
             obj[name] = entry
         return json.dumps(obj, indent=2, allow_nan=False) + "\n"
     if args.format == "csv":
@@ -313,75 +226,60 @@ def render(results, data, args):
         if args.per_query:
             w.writerow(["query"] + names)
             for i, q in enumerate(qids):
-                w.writerow([q] + [_csv_number(results[n]["per_query_scores"][i]) for n in names])
+                w.writerow([q] + [csv_number(col[n][i]) for n in names])
         else:
-            w.writerow(["metric", "mean"] + (["ci_lower", "ci_upper"] if args.ci else []) + ["n_queries", "n_nan"])
-            for name, res in results.items():
-                ci = [_csv_number(v) for v in res["ci"]] if args.ci else []
-                w.writerow([name, _csv_number(res["mean"])] + ci + [res["n_queries"], res["n_nan"]])
+            w.writerow(["metric", "mean"] + (["ci_lower", "ci_upper"] if ci is not None else []) + ["n_queries", "n_nan"])
+            for name in names:
+                bounds = [csv_number(v) for v in ci[name]] if ci is not None else []
+                w.writerow([name, csv_number(ev.means[name])] + bounds + [ev.n_used[name], ev.n_undefined[name]])
         return buf.getvalue()
-    # table
     ci_head = f"{args.confidence * 100:g}% CI"
     if args.per_query:
         header = ["query"] + names
-        rows = [[q] + [_fmt(results[n]["per_query_scores"][i]) for n in names] for i, q in enumerate(qids)]
-        foot = [["mean"] + [_fmt(results[n]["mean"]) for n in names]]
-        if args.ci:
-            foot.append([ci_head] + [f"[{_fmt(results[n]['ci'][0])}, {_fmt(results[n]['ci'][1])}]" for n in names])
-        return _table(header, rows, foot)
-    header = ["metric", "mean"] + ([ci_head] if args.ci else []) + ["queries"]
+        rows = [[q] + [fmt(col[n][i]) for n in names] for i, q in enumerate(qids)]
+        foot = [["mean"] + [fmt(ev.means[n]) for n in names]]
+        if ci is not None:
+            foot.append([ci_head] + [f"[{fmt(ci[n][0])}, {fmt(ci[n][1])}]" for n in names])
+        return table(header, rows, foot)
+    header = ["metric", "mean"] + ([ci_head] if ci is not None else []) + ["queries"]
     rows = []
-    for name, res in results.items():
-        row = [name, _fmt(res["mean"])]
-        if args.ci:
-            row.append(f"[{_fmt(res['ci'][0])}, {_fmt(res['ci'][1])}]")
-        row.append(str(res["n_queries"]))
+    for name in names:
+        row = [name, fmt(ev.means[name])]
+        if ci is not None:
+            row.append(f"[{fmt(ci[name][0])}, {fmt(ci[name][1])}]")
+        row.append(str(ev.n_used[name]))
         rows.append(row)
-    return _table(header, rows)
-
-
-def _table(header, rows, foot=()):
-    widths = [max(len(str(r[i])) for r in [header, *rows, *foot]) for i in range(len(header))]
-
-    def line(r):
-        cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        return "  ".join(cells).rstrip()
-
-    out = [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    if foot:
-        out.append("  ".join("-" * w for w in widths))
-        out += [line(r) for r in foot]
-    return "\n".join(out) + "\n"
+    return table(header, rows)
 
 
 def _metrics_listing():
-    lines = ["metric names (case-insensitive; name@k sets the cutoff k):", ""]
-    for kind, (aliases, needs_k, accepts_k, desc) in _KINDS.items():
-        form = f"{aliases[0]}@k" if needs_k else (f"{aliases[0]}[@k]" if accepts_k else aliases[0])
-        lines.append(f"  {form:<22} {desc}")
-        if len(aliases) > 1:
-            lines.append(f"  {'':<22} aliases: {', '.join(aliases[1:])}")
+    from rankereval.metrics._base import _registered
+
+    lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
+    for cls in _registered():
+        info = cls.info
+        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        lines.append(f"  {form:<22} {info.summary}")
+        if info.aliases:
+            lines.append(f"  {'':<22} aliases: {', '.join(info.aliases)}")
+        options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
+        if options:
+            tokens = [p for p in options if p not in info.choices] + list(info.tokens)
+            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
     return "\n".join(lines) + "\n"
 
 
 def _run(args, qrels, run, out, err):
     from rankereval.io import read_trec
 
-    specs, seen = [], set()
-    for text in args.metrics or DEFAULT_METRICS:
-        spec = parse_metric(text)  # UsageError before any file is read
-        if spec.name not in seen:
-            seen.add(spec.name)
-            specs.append(spec)
+    metrics = parse_metrics(args.metrics or DEFAULT_METRICS, args)  # UsageError before any file is read
     data = read_trec(qrels, run, relevance_level=args.relevance_level, tie_break=args.tie_break,
                      order_by=args.order_by, missing=args.missing, extra=args.extra,
                      progress=False if args.no_progress else None)
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)
-    results = evaluate(data, specs, args)
-    out.write(render(results, data, args))
+    out.write(render(evaluate(data, metrics, args, err), args))
     return 0
 
 
@@ -413,7 +311,7 @@ def main(argv=None):
         parser.subcommands.get(args.command, parser).print_usage(err)
         print(f"rankereval {args.command}: error: {exc}", file=err)
         return 2
-    except (OSError, ValueError, TypeError, ImportError) as exc:
+    except (OSError, ValueError, ImportError) as exc:  # input and environment problems only
         if isinstance(exc, BrokenPipeError):
             _silence_stdout()
             return 1

@@ -94,12 +94,12 @@ _CORRECTION_NAMES = {
 # ----------------------------------------------------------------------------------------
 
 def _choice(value, options, name, aliases=None):
+    """``value`` (or what its alias stands for) if it is one of ``options``; else ValueError."""
+    from rankereval._validation import check_choice
+
     if isinstance(value, str):
-        key = value.lower()
-        key = (aliases or {}).get(key, key)
-        if key in options:
-            return key
-    raise ValueError(f"{name} must be one of {options}, got {value!r}")
+        value = (aliases or {}).get(value, value)
+    return check_choice(value, options, name)
 
 
 def _check_alpha(alpha):
@@ -120,10 +120,10 @@ def _check_resamples(n_resamples):
 
 
 def _threads(work):
-    """OpenMP threads for ``work`` elements: the package's policy, in one place."""
-    from rankereval.data import _n_threads
+    """OpenMP threads for a kernel over ``work`` elements: the package's one policy."""
+    from rankereval._threads import effective_n_threads
 
-    return _n_threads(work)
+    return effective_n_threads(work)
 
 
 # ----------------------------------------------------------------------------------------
@@ -368,82 +368,25 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
 # inputs: metrics, runs, alignment by query id
 # ----------------------------------------------------------------------------------------
 
-def _metric_name(metric):
-    name = getattr(metric, "name", None)
-    return name if isinstance(name, str) else repr(metric)
-
-
 def _resolve_metrics(metrics):
-    """``(names, metric objects)`` from Metric objects, names, or a {name: Metric} dict."""
-    from rankereval.metrics import Metric
+    """``(names, metric objects)``, exactly as :func:`rankereval.evaluate` names its columns."""
+    from rankereval._evaluation import _metric_columns
 
-    def one(m, where):
-        if isinstance(m, Metric):
-            return m
-        if isinstance(m, str):
-            import rankereval.metrics as metrics_module
-
-            from_name = getattr(metrics_module, "from_name", None)
-            if from_name is None:
-                raise TypeError(f"{where}: metric names need rankereval.metrics.from_name, which "
-                                f"this version lacks; pass a Metric object instead of {m!r}")
-            return from_name(m)
-        raise TypeError(f"{where} must be a rankereval Metric or a metric name, got "
-                        f"{type(m).__name__}")
-
-    if isinstance(metrics, dict):
-        if not metrics:
-            raise ValueError("metrics must not be empty")
-        names = [str(k) for k in metrics]
-        objs = [one(v, f"metrics[{k!r}]") for k, v in metrics.items()]
-    else:
-        items = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
-        if not items:
-            raise ValueError("metrics must not be empty")
-        objs = [one(m, "metrics") for m in items]
-        names = [m if isinstance(m, str) else _metric_name(o) for m, o in zip(items, objs)]
-    if len(set(names)) != len(names):
-        raise ValueError(f"metrics have duplicate names: {names}; pass a dict to name them")
-    return names, objs
-
-
-def _binarise(labels, relevance_level):
-    """BinaryLabels: grade ``>= relevance_level`` is relevant (as ``trec_eval -l``)."""
-    from rankereval.data import BinaryLabels
-
-    m = labels.csr.copy()
-    m.data = (m.data >= relevance_level).astype(np.float64)
-    m.eliminate_zeros()
-    return BinaryLabels.from_matrix(m)
+    columns = _metric_columns(metrics)
+    return [c for c, _ in columns], [m for _, m in columns]
 
 
 def _per_query_scores(y_true, run, metrics, relevance_level):
-    """(n_queries, n_metrics) per-query scores of one run.
+    """(n_queries, n_metrics) per-query scores of one run, by :func:`rankereval.evaluate`.
 
     ``y_true`` is labels and ``run`` Rankings, or ``y_true`` is a ``TrecData`` and ``run``
-    None. Uses ``rankereval.evaluate`` when the package has it; otherwise ``Metric.score``
-    (graded labels are thresholded at ``relevance_level`` for the binary metrics).
+    None; graded labels are thresholded at ``relevance_level`` for the binary metrics.
     """
-    import rankereval
+    from rankereval import evaluate
 
-    evaluate = getattr(rankereval, "evaluate", None)
-    if evaluate is not None:
-        return np.asarray(evaluate(y_true, run, list(metrics), relevance_level=relevance_level).scores,
-                          dtype=np.float64)
-    from rankereval.data import NumericLabels
-
-    if run is None:
-        return np.column_stack([y_true.score(m) for m in metrics]).astype(np.float64)
-    binary = None
-    columns = []
-    for m in metrics:
-        labels = y_true
-        if isinstance(y_true, NumericLabels) and m._binary_only:
-            if binary is None:
-                binary = _binarise(y_true, relevance_level)
-            labels = binary
-        columns.append(m.score(labels, run))
-    return np.column_stack(columns).astype(np.float64)
+    # 'drop': the means are not used, and an all-NaN column must not warn here
+    columns = {str(i): m for i, m in enumerate(metrics)}
+    return evaluate(y_true, run, columns, relevance_level=relevance_level, nan_handling="drop").scores
 
 
 def _is_path(x):
@@ -617,6 +560,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
        retrieval: an empirical analysis of type I, type II and type III errors", SIGIR 2019.
     """
     import rankereval.bootstrap as bootstrap
+    from rankereval._validation import check_real
 
     test = _choice(test, TESTS, "test")
     correction = _choice(correction, CORRECTIONS, "correction", _CORRECTION_ALIASES)
@@ -638,8 +582,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         raise ValueError("test='tukey' compares all pairs of runs at once: use baseline=None")
     if test == "tukey" and alternative != "two-sided":
         raise ValueError("test='tukey' is two-sided: use alternative='two-sided'")
-    if isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (Real, np.number)):
-        raise ValueError(f"relevance_level must be a number, got {relevance_level!r}")
+    check_real(relevance_level, "relevance_level")
     metric_names, metric_objs = _resolve_metrics(metrics)
     rng = bootstrap._rng(random_state)
 
@@ -746,10 +689,6 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
 # ----------------------------------------------------------------------------------------
 # the result
 # ----------------------------------------------------------------------------------------
-
-def _fmt(x, digits):
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
 
 def _latex_escape(text):
     table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -909,6 +848,8 @@ class Comparison:
 
     def _cells(self, digits, bold, mark, phantom=None):
         """Cell strings (runs x metrics) built by the given formatters."""
+        from rankereval import _render
+
         keys = self.keys
         beaten = self._beaten()
         best = self._best()
@@ -916,7 +857,7 @@ class Comparison:
         for m in range(len(self.metrics)):
             used = sorted({k for r in range(len(self.runs)) for k in beaten[m][r]})
             for r in range(len(self.runs)):
-                text = _fmt(float(self.means[m, r]), digits)
+                text = _render.fmt(self.means[m, r], digits)
                 if r in best[m]:
                     text = bold(text)
                 marks = [keys[k] for k in beaten[m][r]]
@@ -1141,19 +1082,21 @@ class Comparison:
                          f"comparisons (run, baseline) are {pairs}")
 
 
-def _pandas():
+def _optional(module, extra, purpose):
+    """Import an optional dependency, or an ImportError that names the extra to install."""
+    import importlib
+
     try:
-        import pandas as pd
+        return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("this needs pandas: pip install 'rankereval[io]' (or pip install "
-                          "pandas)") from exc
-    return pd
+        package = module.split(".")[0]
+        raise ImportError(f"{purpose} needs {package}: pip install 'rankereval[{extra}]' (or pip "
+                          f"install {package})") from exc
+
+
+def _pandas():
+    return _optional("pandas", "io", "Comparison tables")
 
 
 def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'rankereval[plot]' (or pip "
-                          "install matplotlib)") from exc
-    return plt
+    return _optional("matplotlib.pyplot", "plot", "Comparison.plot")

@@ -17,18 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from rankereval import _convert
+from rankereval._threads import effective_n_threads as _n_threads
+from rankereval._validation import _INT32_MAX, _INT64_MAX, MAX_ID as _MAX_ID, check_k
 
 __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "Rankings"]
 
-_INT32_MAX = np.iinfo(np.int32).max
-_INT64_MAX = np.iinfo(np.int64).max
-# largest item id: the number of items (id + 1) must itself fit an int64 shape
-_MAX_ID = _INT64_MAX - 1
-# largest cutoff accepted (the kernels index with 64-bit signed integers)
-_MAX_K = 2**62
-# below this many elements of work a kernel runs on one thread: waking a second thread (and,
-# on a busy machine, waiting for the OS to schedule it) costs more than it saves
-_PARALLEL_MIN_WORK = 500_000
 # a converted ranking array at least this large is written around the caches (streaming
 # stores): it would not stay in them anyway, and an ordinary store first reads each line
 _STREAM_BYTES = 16 << 20
@@ -40,13 +33,6 @@ class InvalidValuesWarning(UserWarning):
     Raised for empty rankings and for non-finite scores dropped by
     :meth:`Rankings.from_scores`.
     """
-
-
-def _n_threads(work):
-    """Threads for a kernel over ``work`` elements (OpenMP/threadpoolctl limits respected)."""
-    if work < _PARALLEL_MIN_WORK:
-        return 1
-    return max(1, _convert.openmp_max_threads())
 
 
 def _readonly(a):
@@ -160,16 +146,7 @@ def _ragged_ids(x, name):
             f"{name}: expected a list of id lists, a NumPy array or a SciPy sparse matrix, "
             f"got {type(x).__name__}"
         )
-    if len(x) == 0 or not any(_is_sequence(r) for r in x):
-        rows = [x]  # a flat list is one row
-    elif all(_is_sequence(r) for r in x):
-        rows = x
-    else:
-        raise ValueError(f"{name}: mixes id lists and single ids; give a list of lists (one per row)")
-    for r in rows:
-        _reject_masked(r, name)
-        if isinstance(r, np.ndarray) and r.ndim != 1:
-            raise ValueError(f"{name}: each row must be one-dimensional, got a row of shape {r.shape}")
+    rows = _rows(x, name, "id lists", "single ids")
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
@@ -196,6 +173,31 @@ def _ragged_ids(x, name):
         if flat.ndim != 1:
             flat = np.asarray(list(chain.from_iterable(rows)), dtype=object)
     return indptr, _check_int_ids(flat, indptr, name)
+
+
+def _rows(x, name, rows_are, items_are):
+    """The rows of a list input: a flat list is one row; each row one-dimensional.
+
+    The one place the list forms of ids, labels and scores are told apart; the callers turn
+    the rows into their own arrays.
+    """
+    if len(x) == 0 or not any(_is_sequence(r) for r in x):
+        return [x]
+    if not all(_is_sequence(r) for r in x):
+        raise ValueError(f"{name}: mixes {rows_are} and {items_are}; give a list of rows (one per row)")
+    for r in x:
+        _reject_masked(r, name)
+        if isinstance(r, np.ndarray) and r.ndim != 1:
+            raise ValueError(f"{name}: each row must be one-dimensional, got a row of shape {r.shape}")
+    return x
+
+
+def _row_arrays(rows, name, rows_are, items_are):
+    """:func:`_rows` as one-dimensional arrays (deeper nesting refused)."""
+    arrs = [np.asarray(r) for r in _rows(rows, name, rows_are, items_are)]
+    if any(a.ndim != 1 for a in arrs):
+        raise ValueError(f"{name}: expected at most two dimensions ({rows_are})")
+    return arrs
 
 
 def _raise_duplicates(bad, indptr, flat, name):
@@ -359,29 +361,22 @@ class Labels:
         _reject_masked(labels, name)
         if sp.issparse(labels):
             return cls._from_sparse_matrix(labels, name, binary)
+        if isinstance(labels, np.ndarray):
+            arr = labels
+        elif isinstance(labels, (list, tuple)):
+            arr = _dense_label_rows(labels, name)
         else:
-            if isinstance(labels, np.ndarray):
-                arr = labels
-            elif isinstance(labels, (list, tuple)):
-                arr = _dense_label_rows(labels, name)
-            else:
-                raise TypeError(
-                    f"{name}: expected a list of label rows, a NumPy array or a SciPy sparse matrix, "
-                    f"got {type(labels).__name__}"
-                )
-            if arr.ndim == 0:
-                raise ValueError(f"{name}: expected one or two dimensions, got a 0-d array")
-            if arr.ndim > 2:
-                raise ValueError(f"{name}: expected at most two dimensions, got an array of shape {arr.shape}")
-            if arr.ndim == 1:
-                arr = arr[None, :]
-            data = arr
-            m = None
-        data = _check_label_values(data, name, binary)
-        if m is None:
-            m = sp.csr_array(data)
-        else:
-            m.data = data
+            raise TypeError(
+                f"{name}: expected a list of label rows, a NumPy array or a SciPy sparse matrix, "
+                f"got {type(labels).__name__}"
+            )
+        if arr.ndim == 0:
+            raise ValueError(f"{name}: expected one or two dimensions, got a 0-d array")
+        if arr.ndim > 2:
+            raise ValueError(f"{name}: expected at most two dimensions, got an array of shape {arr.shape}")
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        m = sp.csr_array(_check_label_values(arr, name, binary))
         m.eliminate_zeros()
         return cls._from_csr(m)
 
@@ -455,17 +450,7 @@ def _dense_label_rows(rows, name):
     """A (possibly ragged) list of label rows as a 2-D float array, missing entries 0."""
     if len(rows) == 0:
         return np.zeros((1, 0))
-    if not any(_is_sequence(r) for r in rows):
-        rows = [rows]
-    elif not all(_is_sequence(r) for r in rows):
-        raise ValueError(f"{name}: mixes label rows and single labels; give a list of rows")
-    arrs = []
-    for r in rows:
-        _reject_masked(r, name)
-        a = np.asarray(r)
-        if a.ndim != 1:
-            raise ValueError(f"{name}: expected at most two dimensions (rows of labels)")
-        arrs.append(a)
+    arrs = _row_arrays(rows, name, "label rows", "single labels")
     width = max(a.shape[0] for a in arrs)
     kinds = {a.dtype.kind for a in arrs if a.size}
     if kinds - set("biuf"):
@@ -625,16 +610,6 @@ class NumericLabels(Labels):
 # ----------------------------------------------------------------------------------------
 # rankings
 # ----------------------------------------------------------------------------------------
-
-def _parse_k(k):
-    if k is None:
-        return None
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral) or k <= 0:
-        raise ValueError(f"k must be None or an integer > 0, got {k!r}")
-    if k > _MAX_K:
-        raise ValueError(f"k must be at most 2**62, got {k!r}")
-    return int(k)
-
 
 def _filter_structure(items, n_rows, name):
     """(indptr, ids padded with a sentinel, mode) of a valid/invalid item filter."""
@@ -815,7 +790,7 @@ class Rankings:
         Ties are broken by the lower item id (a stable order). NaN and infinite scores are
         dropped with an :class:`InvalidValuesWarning`.
         """
-        k = _parse_k(k)
+        k = check_k(k, allow_none=True)
         name = "raw_scores"
         _reject_masked(raw_scores, name)
         if sp.issparse(raw_scores):
@@ -955,16 +930,8 @@ def _check_scores(arr, name):
 
 def _score_rows(rows, name):
     """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged."""
-    if len(rows) == 0 or not any(_is_sequence(r) for r in rows):
-        rows = [rows]
-    elif not all(_is_sequence(r) for r in rows):
-        raise ValueError(f"{name}: mixes score rows and single scores; give a list of rows")
     arrs = []
-    for r in rows:
-        _reject_masked(r, name)
-        a = np.asarray(r)
-        if a.ndim != 1:
-            raise ValueError(f"{name}: expected at most two dimensions (rows of scores)")
+    for a in _row_arrays(rows, name, "score rows", "single scores"):
         if a.size:
             _check_scores(a, name)
         with np.errstate(over="ignore"):

@@ -128,14 +128,23 @@ def hit_rate(labels, ranking, k, truncated=False):
     return 0.0
 
 
-def reciprocal_rank(labels, ranking, k):
+def success(labels, ranking, k):
+    """1.0 if any relevant item is in the first min(k, |y|), else 0.0; n_rel == 0 -> NaN."""
+    if count_relevant(labels) == 0:
+        return NAN
+    return 1.0 if hits_in_top(labels, ranking, k) > 0 else 0.0
+
+
+def reciprocal_rank(labels, ranking, k=None):
     """1 / (1-based rank of the first relevant item in the first min(k, |y|)).
 
-    0 if there is none there; n_rel == 0 -> NaN.
+    0 if there is none there; n_rel == 0 -> NaN. k=None: the whole ranking.
     """
     n_rel = count_relevant(labels)
     if n_rel == 0:
         return NAN
+    if k is None:
+        k = len(ranking)
     for position in range(min(k, len(ranking))):
         if is_relevant(labels, ranking[position]):
             rank = position + 1
@@ -143,14 +152,17 @@ def reciprocal_rank(labels, ranking, k):
     return 0.0
 
 
-def average_precision(labels, ranking, k):
+def average_precision(labels, ranking, k=None):
     """AP@k = sum_{i <= k', rel(y_i)} Precision@i / min(k, n_rel).
 
     k' = min(k, |y|); Precision@i = (hits in first i) / i; n_rel == 0 -> NaN.
+    k=None: the whole ranking, divided by n_rel (trec_eval's map).
     """
     n_rel = count_relevant(labels)
     if n_rel == 0:
         return NAN
+    if k is None:
+        k = max(len(ranking), n_rel)  # min(k, n_rel) = n_rel, every rank counts
     total = 0.0
     hits = 0
     for position in range(min(k, len(ranking))):
@@ -258,6 +270,7 @@ REFERENCE = {
     "Recall": recall,
     "F1": f1,
     "HitRate": hit_rate,
+    "Success": success,
     "ReciprocalRank": reciprocal_rank,
     "AP": average_precision,
     "MeanRanks": mean_ranks,

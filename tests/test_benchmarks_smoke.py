@@ -109,7 +109,7 @@ def test_compare_benchmark(tmp_path, capsys):
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-        code = module.main(["--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,40",
+        code = module.main(["--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200",
                             "--resamples", "999", "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
     finally:
         sys.path[:] = saved
@@ -122,4 +122,4 @@ def test_compare_benchmark(tmp_path, capsys):
         assert libs["rankereval"]["comparisons"] == 15 and libs["rankereval_2runs"]["comparisons"] == 5
         assert libs["rankereval"]["median_s"] > 0
         assert libs["scipy"]["comparisons"] == 15 and libs["scipy"]["pvalues_agree"]
-        assert set(libs["scipy"]["measured"]) == {"20", "40"} and w["speedup"]["scipy"] > 0
+        assert set(libs["scipy"]["measured"]) == {"20", "200"} and w["speedup"]["scipy"] > 0

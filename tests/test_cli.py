@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+import re
 import math
 import os
 import subprocess
@@ -13,7 +14,8 @@ import pytest
 pytest.importorskip("pandas")
 
 from rankereval import AP, DCG, NDCG, FirstRelevantRank, MeanRanks, Precision, Recall, ReciprocalRank  # noqa: E402
-from rankereval.cli import UsageError, main, parse_metric  # noqa: E402
+from rankereval.cli import main  # noqa: E402
+from rankereval.metrics import from_name  # noqa: E402
 from rankereval.io import read_trec, sample_paths  # noqa: E402
 
 QRELS, RUN = sample_paths()
@@ -47,9 +49,10 @@ def small(tmp_path):
     ("dcg@3", "dcg", 3), ("MeanRanks", "meanranks", None), ("firstrelevantrank", "firstrelevantrank", None),
     ("first_relevant_rank", "firstrelevantrank", None),
 ])
-def test_parse_metric(text, kind, k):
-    spec = parse_metric(text)
-    assert (spec.name, spec.kind, spec.k) == (text, kind, k)
+def test_cli_metric_names_use_the_library_grammar(text, kind, k):
+    metric = from_name(text)  # the CLI's only parser
+    assert (metric.info.name, getattr(metric, "k", None)) == (
+        {"precision": "p"}.get(kind, kind), k)
 
 
 @pytest.mark.parametrize("text,match", [
@@ -57,9 +60,13 @@ def test_parse_metric(text, kind, k):
     ("p@0", "integer > 0"), ("p@-1", "integer > 0"), ("p@x", "integer > 0"), ("p@2.5", "integer > 0"),
     ("meanranks@10", "takes no cutoff"),
 ])
-def test_parse_metric_errors(text, match):
-    with pytest.raises(UsageError, match=match):
-        parse_metric(text)
+def test_bad_metric_names_are_usage_errors(text, match, tmp_path, capsys):
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    assert main(["evaluate", str(qrels), str(run), "-m", text]) == 2
+    err = capsys.readouterr().err
+    assert re.search(match, err) and "rankereval metrics" in err
 
 
 # ----------------------------------------------------------------------------------------
@@ -272,11 +279,6 @@ def test_json_is_strict(capsys, small):
 
 
 def test_missing_pandas_is_an_input_error(capsys, monkeypatch):
-    import rankereval.io as rio
-
-    def no_pandas():
-        raise ImportError("rankereval.io needs pandas: pip install 'rankereval[io]' (or pip install pandas)")
-
-    monkeypatch.setattr(rio, "_pandas", no_pandas)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
     code, out, err = run_cli(capsys, "example")
     assert code == 1 and "pip install 'rankereval[io]'" in err and out == ""

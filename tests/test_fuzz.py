@@ -47,6 +47,7 @@ from hypothesis.extra import numpy as hnp
 sys.path.insert(0, os.path.dirname(__file__))
 import reference as ref  # noqa: E402
 
+from rankereval.metrics._base import _registered  # noqa: E402
 from rankereval import (  # noqa: E402
     AP,
     DCG,
@@ -81,9 +82,10 @@ MAX_K = 2**62
 # lands that test XPASSes (the suite fails): drop its xfail mark and the tolerance here.
 KNOWN_BUGS = {}  # all bugs found so far are fixed; see the regression tests at the end of this file
 
-ALL_METRIC_CLASSES = [Precision, Recall, F1, HitRate, ReciprocalRank, AP, MeanRanks, FirstRelevantRank, DCG, NDCG]
-BOUNDED = {"Precision", "Recall", "F1", "HitRate", "ReciprocalRank", "AP", "NDCG"}
-RANKS = {"MeanRanks", "FirstRelevantRank"}
+# every registered metric (a new one is fuzzed without editing this file)
+ALL_METRIC_CLASSES = _registered()
+BOUNDED = {c.__name__ for c in ALL_METRIC_CLASSES if c.info.value_range == (0.0, 1.0)}
+RANKS = {c.__name__ for c in ALL_METRIC_CLASSES if c.info.value_range == (1.0, math.inf)}
 
 
 # =========================================================================================
@@ -849,16 +851,14 @@ def test_from_scores(x, valid, invalid, k):
 # =========================================================================================
 
 def _metric_params(cls):
-    """Strategy of constructor kwargs of a metric class (valid ones)."""
+    """Strategy of constructor kwargs of a metric class (valid ones), from its registry
+    entry: every option combination, with k drawn from small and huge cutoffs."""
     ks = st.integers(1, 8) | st.sampled_from([2**31, MAX_K])
-    if cls in (Precision, Recall, F1, HitRate):
-        return st.fixed_dictionaries({"k": ks, "truncated": st.booleans()})
-    if cls in (ReciprocalRank, AP):
-        return st.fixed_dictionaries({"k": ks})
-    if cls in (DCG, NDCG):
-        return st.fixed_dictionaries({"k": st.none() | ks, "relevance_scaling": st.sampled_from(["identity", "power"]),
-                                      "log_base": st.sampled_from(["e", "2"])})
-    return st.just({})
+    space = cls._param_space(cutoffs=(1,))
+    base = st.sampled_from(space)
+    if "k" not in space[0]:
+        return base
+    return base.flatmap(lambda p: st.just(p) if p["k"] is None else ks.map(lambda k: dict(p, k=k)))
 
 
 _METRIC_PARAMS = {cls: _metric_params(cls) for cls in ALL_METRIC_CLASSES}
@@ -890,7 +890,7 @@ def _ideal_dcg_overflows(labels, params):
 def metric_outcome(metric, y_true, y_pred):
     """Score, judging the result or the documented error; the scores or None."""
     out = run(metric.score, y_true, y_pred)
-    if isinstance(metric, Metric) and not isinstance(metric, DCG) and isinstance(y_true, NumericLabels):
+    if isinstance(metric, Metric) and metric.info.labels == "binary" and isinstance(y_true, NumericLabels):
         assert isinstance(out.exc, TypeError), out
         assert_clean_error(out.exc)
         return None
@@ -1064,7 +1064,7 @@ def test_metric_arguments_of_the_wrong_type(cls, y_true, y_pred):
     for fn in (metric.score, metric.mean, metric.bootstrap):
         out = run(fn, y_true, y_pred)
         if out.exc is None:
-            assert isinstance(y_true, BinaryLabels) or (isinstance(y_true, NumericLabels) and cls in (DCG, NDCG))
+            assert isinstance(y_true, BinaryLabels) or (isinstance(y_true, NumericLabels) and cls.info.labels == "graded")
             assert isinstance(y_pred, Rankings)
         else:
             assert_clean_error(out.exc)
@@ -1089,7 +1089,8 @@ def test_metric_constructor_arguments(cls, args, kwargs):
         return
     metric = out.value
     assert metric == metric and hash(metric) == hash(metric) and repr(metric)
-    y_true = NumericLabels.from_matrix([[0, 1, 2, 0, 3]]) if cls in (DCG, NDCG) else BinaryLabels.from_positive_indices([[0, 2]])
+    y_true = (NumericLabels.from_matrix([[0, 1, 2, 0, 3]]) if cls.info.labels == "graded"
+              else BinaryLabels.from_positive_indices([[0, 2]]))
     y_pred = Rankings.from_ranked_indices([[2, 1, 0], [4, 3], [0]])
     metric_outcome(metric, y_true, y_pred)
 

@@ -19,19 +19,19 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from rankereval import AP, NDCG, BinaryLabels, NumericLabels, Precision, Rankings, Recall, ReciprocalRank  # noqa: E402
-from rankereval import io as rio  # noqa: E402
+from rankereval.io import _assemble, _source  # noqa: E402
 from rankereval.io import TrecFormatError, from_dataframes, read_trec, sample_paths  # noqa: E402
 
-HAVE_PYARROW = rio._pyarrow() is not None
+HAVE_PYARROW = _source._pyarrow() is not None
 
 
 @pytest.fixture(params=["pyarrow", "pandas"])
-def parser(request, monkeypatch):
+def parser(request):
     """Run a test with each of the two parsers."""
     if request.param == "pyarrow" and not HAVE_PYARROW:
         pytest.skip("pyarrow not installed")
-    monkeypatch.setattr(rio, "_USE_PYARROW", request.param == "pyarrow")
-    return request.param
+    with _source._forced_parser(request.param):
+        yield request.param
 
 
 # ----------------------------------------------------------------------------------------
@@ -276,15 +276,15 @@ def test_pack_short_strings():
         values = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, longest))) for _ in range(3000)]
         values[0] = alphabet[0] * longest  # the longest possible id is there
         arr = pa.array(values)
-        got = rio._pack_short_strings(arr)
+        got = _assemble._pack_short_strings(arr)
         assert (got is not None) == packed
         for a, v in [(arr, values), (arr.slice(77, 2000), values[77:2077])]:
-            codes, uniques = rio._factorize(a)
+            codes, uniques = _assemble._factorize(a)
             assert [uniques[c].as_py() for c in codes] == v
         if packed:  # order-preserving (byte order)
             order = sorted(range(len(values)), key=lambda i: values[i].encode())
             assert all(got[i] <= got[j] for i, j in zip(order, order[1:]))
-    assert rio._pack_short_strings(pa.array(["a\x00b"] * 2000)) is None
+    assert _assemble._pack_short_strings(pa.array(["a\x00b"] * 2000)) is None
 
 
 def test_sorted_input_fast_path_equals_general_path(tmp_path):

@@ -25,17 +25,22 @@ from rankereval import (
     ReciprocalRank,
 )
 from rankereval.metrics import Metric
+from rankereval.metrics._base import _registered
 
-K_METRICS = [Precision, Recall, F1, HitRate, ReciprocalRank, AP]
-TRUNCATABLE = [Precision, Recall, F1, HitRate]
-DCG_FAMILY = [DCG, NDCG]
-NO_K = [MeanRanks, FirstRelevantRank]
-BINARY_ONLY = K_METRICS + NO_K
+# derived from the registry: a new metric is covered without editing this file
+REGISTRY = _registered()
+REQUIRED_K = [c for c in REGISTRY if c.info.cutoff == "required"]
+OPTIONAL_K = [c for c in REGISTRY if c.info.cutoff == "optional"]
+K_METRICS = REQUIRED_K + OPTIONAL_K
+TRUNCATABLE = [c for c in REGISTRY if "truncated" in c._param_space()[0]]
+DCG_FAMILY = [c for c in REGISTRY if c.info.choices.keys() >= {"relevance_scaling", "log_base"}]
+NO_K = [c for c in REGISTRY if c.info.cutoff == "none"]
+BINARY_ONLY = [c for c in REGISTRY if c.info.labels == "binary"]
 
 
 def all_metrics():
     """One instance of each metric (with a k where it takes one)."""
-    return [cls(3) for cls in K_METRICS] + [cls() for cls in NO_K] + [cls(3) for cls in DCG_FAMILY]
+    return [cls(3) for cls in K_METRICS] + [cls() for cls in NO_K]
 
 
 def metric_id(metric):
@@ -63,6 +68,9 @@ def score(metric, y_true, y_pred):
 @pytest.mark.parametrize("cls", K_METRICS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("bad_k", [None, 2.5, True, False, 0, -1], ids=repr)
 def test_invalid_k_raises(cls, bad_k):
+    if bad_k is None and cls in OPTIONAL_K:  # None: the whole ranking
+        assert cls(None).k is None
+        return
     with pytest.raises(ValueError):
         cls(bad_k)
 

@@ -27,6 +27,7 @@ from rankereval import (
     Rankings,
     Recall,
     ReciprocalRank,
+    Success,
 )
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -86,7 +87,8 @@ def test_against_trec_eval(data):
     note((qrels, rankings))
     cut = ",".join(str(k) for k in CUTOFFS)
     results = _trec_eval(
-        qrels, rankings, ["P." + cut, "recall." + cut, "ndcg_cut." + cut, "map_cut." + cut, "recip_rank"]
+        qrels, rankings, ["P." + cut, "recall." + cut, "ndcg_cut." + cut, "map_cut." + cut, "recip_rank",
+                          "success." + cut, "map"]
     )
     # trec_eval counts a doc as relevant when its level >= 1 (relevance_level 1)
     y_binary = BinaryLabels.from_positive_indices(
@@ -134,6 +136,10 @@ def test_against_trec_eval(data):
             "map_cut_%d" % k,
             [q for q in compared if n_rel[q] <= k],
         )
+        # success_k: any relevant doc in the top k
+        check(_score(Success(k), y_binary, y_pred), "success_%d" % k, compared)
+    # map: no cutoff, the summed precisions divided by the number of relevant docs: AP(None)
+    check(_score(AP(), y_binary, y_pred), "map", compared)
     # recip_rank: trec_eval has no cutoff, so use k = the whole ranking.
     k_all = max(1, max(len(r) for r in rankings))
     check(_score(ReciprocalRank(k_all), y_binary, y_pred), "recip_rank", compared)

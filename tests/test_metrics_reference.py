@@ -25,7 +25,6 @@ import math
 import os
 import sys
 import warnings
-from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -38,6 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
 
 import rankereval  # noqa: E402
+from rankereval._validation import bitset_fits  # noqa: E402
+from rankereval.metrics._base import _forced_lookup, _registered  # noqa: E402
 from rankereval import (  # noqa: E402
     AP,
     DCG,
@@ -56,8 +57,9 @@ from rankereval import (  # noqa: E402
 
 RTOL = 1e-12
 ATOL = 1e-12
-# lookup strategies of the metric kernel (rankereval.metrics._LOOKUP)
+# lookup strategies of the metric kernel (forced with rankereval.metrics._base._forced_lookup)
 LOOKUPS = ("auto", "bitset", "search", "scan")
+METRIC_CLASSES = _registered()
 
 SMALL_IDS = list(range(12))
 # ids that do not fit in int32, one that float64 cannot represent exactly
@@ -230,8 +232,13 @@ def check(metric, data, y_true, y_pred, ref_fn, **params):
     # the kernel chooses a lookup strategy per row; force each one in turn, so that every
     # strategy is checked on every input whatever the chooser would pick
     for lookup in LOOKUPS:
-        with warnings.catch_warnings(), patch.object(rankereval.metrics, "_LOOKUP", lookup):
+        with warnings.catch_warnings(), _forced_lookup(lookup):
             warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
+            if lookup == "bitset" and not bitset_fits(y_true.n_items, y_pred.indices.size):
+                # a forced strategy that cannot apply refuses instead of running another
+                with pytest.raises(ValueError, match="bitset lookup cannot be forced"):
+                    metric.score(y_true, y_pred)
+                continue
             got = metric.score(y_true, y_pred)
         _assert_matches(got, expected, metric, dict(params, lookup=lookup))
 
@@ -269,56 +276,20 @@ EXTRA_K = st.integers(1, 12)
 
 
 # --------------------------------------------------------------------------- #
-# binary metrics with k and truncated
+# every registered metric, every option combination, every lookup strategy
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize(
-    "cls, ref_fn",
-    [
-        (Precision, ref.precision),
-        (Recall, ref.recall),
-        (F1, ref.f1),
-        (HitRate, ref.hit_rate),
-    ],
-    ids=["Precision", "Recall", "F1", "HitRate"],
-)
-@given(data=metric_inputs(), extra_k=EXTRA_K)
-def test_truncatable_metrics_match_reference(cls, ref_fn, data, extra_k):
-    y_true, y_pred = build(data)
-    for k in ks_for(extra_k):
-        for truncated in (False, True):
-            check(cls(k, truncated=truncated), data, y_true, y_pred, ref_fn, k=k, truncated=truncated)
-    # default truncated=False
-    check(cls(extra_k), data, y_true, y_pred, ref_fn, k=extra_k, truncated=False)
-
-
-@given(data=metric_inputs(), extra_k=EXTRA_K)
-def test_cutoff_and_rank_metrics_match_reference(data, extra_k):
-    """ReciprocalRank and AP (all k), MeanRanks and FirstRelevantRank, on the
-    same input (one generated input serves all four: cheaper)."""
-    y_true, y_pred = build(data)
-    for k in ks_for(extra_k):
-        check(ReciprocalRank(k), data, y_true, y_pred, ref.reciprocal_rank, k=k)
-        check(AP(k), data, y_true, y_pred, ref.average_precision, k=k)
-    check(MeanRanks(), data, y_true, y_pred, ref.mean_ranks)
-    check(FirstRelevantRank(), data, y_true, y_pred, ref.first_relevant_rank)
-
-
-# --------------------------------------------------------------------------- #
-# DCG / NDCG: binary and graded labels, all options
-# --------------------------------------------------------------------------- #
-@pytest.mark.parametrize(
-    "cls, ref_fn", [(DCG, ref.dcg), (NDCG, ref.ndcg)], ids=["DCG", "NDCG"]
-)
+@pytest.mark.parametrize("cls", METRIC_CLASSES, ids=lambda c: c.__name__)
 @given(data=st.booleans().flatmap(lambda graded: metric_inputs(graded=graded)), extra_k=EXTRA_K)
-def test_dcg_family_matches_reference(cls, ref_fn, data, extra_k):
+def test_every_metric_matches_reference(cls, data, extra_k):
+    """Parametrised from the registry: a new metric is checked here without editing this
+    test, against the literal reference ``tests/reference.py`` holds under its class name."""
+    if cls.info.labels == "binary" and data["graded"]:  # binary metrics: relevant = grade > 0
+        rows = [{item: 1 for item, v in row.items() if v > 0} for row in data["label_rows"]]
+        data = dict(data, graded=False, label_rows=rows, label_format="lists")
     y_true, y_pred = build(data)
-    for k in [None] + ks_for(extra_k):
-        for scaling in ("identity", "power"):
-            for base in ("e", "2"):
-                params = dict(k=k, relevance_scaling=scaling, log_base=base)
-                check(cls(**params), data, y_true, y_pred, ref_fn, **params)
-    # defaults: k=None, identity, natural log
-    check(cls(), data, y_true, y_pred, ref_fn)
+    ref_fn = ref.REFERENCE[cls.__name__]
+    for params in cls._param_space(cutoffs=ks_for(extra_k)):
+        check(cls(**params), data, y_true, y_pred, ref_fn, **params)
 
 
 @settings(max_examples=max(10, settings.default.max_examples // 2))

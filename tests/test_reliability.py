@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import test_fuzz as fz  # noqa: E402  (oracles, strategies and invariant checks)
 from test_fuzz import _hang_watchdog  # noqa: E402,F401  (autouse: a hang dumps stacks and exits)
 
+from rankereval.metrics._base import _registered  # noqa: E402
 from rankereval import (  # noqa: E402
     AP,
     DCG,
@@ -69,12 +70,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning"),
 ]
 
-ALL_METRICS = [
-    Precision(3), Precision(5, truncated=True), Recall(4), Recall(2, truncated=True), F1(3), F1(3, truncated=True),
-    HitRate(5), ReciprocalRank(10), AP(5), MeanRanks(), FirstRelevantRank(), DCG(), DCG(5, "power", "2"),
-    NDCG(), NDCG(10, "power"), NDCG(3, log_base="2"),
-]
-GRADED_METRICS = [m for m in ALL_METRICS if isinstance(m, DCG)]
+# every registered metric with every option combination (from the registry)
+ALL_METRICS = [cls(**params) for cls in _registered() for params in cls._param_space(cutoffs=(3,))]
+GRADED_METRICS = [m for m in ALL_METRICS if m.info.labels == "graded"]
 
 
 def _quiet(fn, *args, **kwargs):
@@ -195,6 +193,7 @@ _CORRUPT_CHILD = r"""
 import sys
 import numpy as np
 from rankereval import *
+from rankereval.metrics._base import _registered
 
 def unfreeze(a):
     while isinstance(a.base, np.ndarray):
@@ -202,8 +201,8 @@ def unfreeze(a):
     a.flags.writeable = True  # the storage arrays own their memory: numpy lets this through
     return a
 
-metrics = [Precision(3), Recall(3), F1(3), HitRate(3), ReciprocalRank(3), AP(3), MeanRanks(),
-           FirstRelevantRank(), DCG(3), NDCG(3), NDCG()]
+metrics = [cls(**p) for cls in _registered() for p in cls._param_space(cutoffs=(3,))
+           if not any(p.get(o, False) for o in ("truncated",))]
 edits = {
     "label id huge": lambda y, r: unfreeze(y.indices).__setitem__(0, 10**9),
     "label id negative": lambda y, r: unfreeze(y.indices).__setitem__(0, -5),
@@ -278,7 +277,7 @@ def _workload(seed, big=True):
                                                n_bootstrap_samples=200, random_state=seed),
     }
     for i, m in enumerate(ALL_METRICS):
-        tasks[f"score-{i}"] = (lambda m=m: m.score(y_num if isinstance(m, DCG) else y_bin, r))
+        tasks[f"score-{i}"] = (lambda m=m: m.score(y_num if m.info.labels == "graded" else y_bin, r))
         if i % 3 == 0:
             tasks[f"score-huge-{i}"] = (lambda m=m: m.score(y_huge, r_huge))
         if i % 3 == 1:
@@ -301,10 +300,10 @@ def _same(a, b):
 @pytest.fixture
 def parallel_kernels(monkeypatch):
     """Make every kernel call start an OpenMP team (the data layer's size threshold set to 0)."""
-    import rankereval.data
+    import rankereval._threads
 
-    monkeypatch.setattr(rankereval.data, "_PARALLEL_MIN_WORK", 0)
-    return rankereval.data
+    monkeypatch.setattr(rankereval._threads, "PARALLEL_MIN_WORK", 0)
+    return rankereval._threads
 
 
 def test_threads_give_serial_results(parallel_kernels):
@@ -313,7 +312,7 @@ def test_threads_give_serial_results(parallel_kernels):
     shared = _quiet(_workload, 0)
     own = [_quiet(_workload, 100 + t, big=(t == 0)) for t in range(8)]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parallel_kernels, "_PARALLEL_MIN_WORK", 2**62)  # the serial reference
+        mp.setattr(parallel_kernels, "PARALLEL_MIN_WORK", 2**62)  # the serial reference
         expected_shared = {k: _quiet(f) for k, f in shared.items()}
         expected_own = [{k: _quiet(f) for k, f in w.items()} for w in own]
     n_threads, rounds = 8, 1
@@ -350,18 +349,18 @@ def test_parallel_kernels_match_serial(parallel_kernels):
     tasks = _quiet(_workload, 7)
     parallel = {k: _quiet(f) for k, f in tasks.items()}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parallel_kernels, "_PARALLEL_MIN_WORK", 2**62)
+        mp.setattr(parallel_kernels, "PARALLEL_MIN_WORK", 2**62)
         serial = {k: _quiet(f) for k, f in tasks.items()}
     assert [k for k in tasks if not _same(parallel[k], serial[k])] == []
 
 
 def test_large_inputs_match_small_chunks():
     """Inputs above the real parallel threshold give the results of small (one-thread) chunks."""
-    import rankereval.data
+    import rankereval._threads
 
     rng = np.random.default_rng(7)
     n, width = 5000, 120  # 600,000 ranked ids
-    assert n * width >= rankereval.data._PARALLEL_MIN_WORK
+    assert n * width >= rankereval._threads.PARALLEL_MIN_WORK
     labels = [rng.choice(4000, size=i % 20, replace=False).tolist() for i in range(n)]
     rows = np.argsort(rng.random((n, 4000)), axis=1)[:, :width]
     y_bin = BinaryLabels.from_positive_indices(labels)

@@ -1,0 +1,325 @@
+"""Evaluate an experiment in one call: many metrics, one table, honest NaN warnings."""
+import json
+import warnings
+
+import numpy as np
+
+from rankereval import _render
+from rankereval._validation import check_flag, check_nan_handling
+from rankereval.data import BinaryLabels, Labels, NumericLabels
+from rankereval.exceptions import UndefinedMetricWarning
+from rankereval.metrics._base import Metric, _bootstrap_scores
+from rankereval.metrics._names import from_name
+
+__all__ = ["evaluate", "Evaluation"]
+
+
+def _metric_columns(metrics):
+    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}."""
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    if isinstance(metrics, dict):
+        items = list(metrics.items())
+        for col, _ in items:
+            if not isinstance(col, str):
+                raise TypeError(f"metrics: column names must be str, got {col!r}")
+    elif isinstance(metrics, (list, tuple)):
+        items = [(None, m) for m in metrics]
+    else:
+        raise TypeError("metrics must be a list of Metric objects and/or names, or a dict "
+                        f"{{column name: metric or name}}, got {type(metrics).__name__}")
+    if not items:
+        raise ValueError("metrics is empty: give at least one metric, e.g. ['ndcg@10', 'map']")
+    columns = []
+    for col, m in items:
+        if isinstance(m, str):
+            m = from_name(m)
+        elif not isinstance(m, Metric):
+            raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
+        columns.append((m.name if col is None else col, m))
+    seen = {}
+    for col, m in columns:
+        if col in seen:
+            raise ValueError(f"metrics: two metrics have the column name {col!r} ({seen[col]!r} and "
+                             f"{m!r}); give them distinct names with a dict {{name: metric}}")
+        seen[col] = m
+    return columns
+
+
+def _threshold(labels, level):
+    """Binary labels: the items of ``labels`` whose value is ``>= level`` (as trec_eval -l)."""
+    keep = labels.values >= level
+    rows = np.repeat(np.arange(labels.n_rows), np.diff(labels.indptr))
+    counts = np.bincount(rows[keep], minlength=labels.n_rows)
+    indptr = np.zeros_like(labels.indptr)
+    np.cumsum(counts, out=indptr[1:])
+    return BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
+
+
+def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
+             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
+             method="percentile"):
+    """Evaluate rankings with many metrics at once: per-ranking scores, means and intervals.
+
+    Parameters
+    ----------
+    y_true : BinaryLabels, NumericLabels or rankereval.io.TrecData
+        Ground truth labels (one row, or one row per ranking); or qrels and run read together
+        by :func:`rankereval.io.read_trec` / :func:`~rankereval.io.from_dataframes`, whose
+        query ids then label the rows (``y_pred`` is then left out or None).
+    y_pred : Rankings or None
+        Rankings to evaluate (None with a ``TrecData``).
+    metrics : list or dict
+        :class:`~rankereval.Metric` objects and/or names (``"ndcg@10"``, ``"p@5"``,
+        ``"map"``, ``"mrr@10"``; see :func:`rankereval.metrics.from_name`), or a dict
+        {column name: metric or name}. Columns are named by :attr:`Metric.name
+        <rankereval.Metric.name>` unless a dict names them.
+    relevance_level : float, default=1
+        With graded labels (``NumericLabels`` or a ``TrecData``), binary metrics count an
+        item as relevant when its grade is at least this (as ``trec_eval -l``); graded
+        metrics (DCG, NDCG) use the grades. Ignored for ``BinaryLabels``.
+    nan_handling : {'propagate', 'drop', 'zerofill'}, default='propagate'
+        What the means do with rankings where a metric is undefined (NaN), as in
+        :meth:`Metric.mean <rankereval.Metric.mean>`. The per-ranking scores keep the NaN.
+    conf_interval : bool, default=False
+        Also compute a bootstrap confidence interval of every mean.
+    n_bootstrap_samples, confidence, random_state, method
+        As in :meth:`Metric.mean <rankereval.Metric.mean>`. Every metric is resampled
+        with the same random streams, so an int ``random_state`` gives each metric the
+        interval its own ``mean`` call would give.
+
+    Returns
+    -------
+    Evaluation
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        Once per call, with ``nan_handling='propagate'``, listing the metrics whose mean is
+        NaN because some rankings are undefined.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For inputs of the wrong type or shape, an unknown metric name, or two metrics with
+        the same column name.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, evaluate
+    >>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3], [4]])
+    >>> y_pred = Rankings.from_ranked_indices([[3, 0, 1], [1, 2, 0], [4, 0]])
+    >>> ev = evaluate(y_true, y_pred, ["ndcg@3", "p@2", "map", "mrr@10"])
+    >>> ev  # doctest: +NORMALIZE_WHITESPACE
+    Evaluation of 3 rankings
+    metric    mean  rankings
+    ------  ------  --------
+    ndcg@3  0.7174         3
+    p@2     0.6667         3
+    ap      0.6389         3
+    rr@10   0.8333         3
+    >>> ev.mean("p@2")
+    0.6666666666666666
+    >>> ev.scores.shape
+    (3, 4)
+    """
+    from rankereval.io import TrecData
+
+    query_ids = None
+    if isinstance(y_true, TrecData):
+        if metrics is None and y_pred is not None and not hasattr(y_pred, "indices"):
+            y_pred, metrics = None, y_pred  # evaluate(data, metrics)
+        if y_pred is not None:
+            raise TypeError("y_pred must be None when y_true is a TrecData (it holds the run)")
+        numeric, y_pred = y_true.numeric_labels, y_true.rankings
+        query_ids = np.asarray(y_true.query_ids)
+    elif isinstance(y_true, Labels):
+        numeric = y_true if isinstance(y_true, NumericLabels) else None
+    else:
+        raise TypeError(f"y_true must be BinaryLabels, NumericLabels or a rankereval.io.TrecData, "
+                        f"got {type(y_true).__name__}")
+    if metrics is None:
+        raise TypeError("evaluate() needs metrics, e.g. evaluate(y_true, y_pred, ['ndcg@10', 'map'])")
+    columns = _metric_columns(metrics)
+    check_nan_handling(nan_handling)
+    conf_interval = check_flag(conf_interval, "conf_interval")
+    from rankereval.bootstrap import _rng, _validate
+
+    n_boot, conf, method = _validate(n_bootstrap_samples, confidence, method,
+                                     n_name="n_bootstrap_samples", conf_name="confidence")
+    binary = y_true if isinstance(y_true, BinaryLabels) else None
+    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
+        if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
+                or not np.isfinite(relevance_level) or relevance_level <= 0):
+            raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
+                             f"never stored, so they cannot be relevant), got {relevance_level!r}")
+        binary = _threshold(numeric, relevance_level)
+
+    # one validation per kind of labels, then the kernels
+    checked = set()
+    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    for j, (_, m) in enumerate(columns):
+        labels = numeric if (m.info.labels == "graded" and numeric is not None) else binary
+        if id(labels) not in checked:
+            m._check_inputs(labels, y_pred)
+            checked.add(id(labels))
+        scores[:, j] = m._score(labels, y_pred)
+    scores.flags.writeable = False
+
+    if conf_interval and not isinstance(random_state, (int, np.integer)):
+        # one seed for every metric (from None or a Generator): the same resamples for all
+        random_state = int(_rng(random_state).integers(0, 2**63 - 1))
+    means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
+    for j, (col, m) in enumerate(columns):
+        s = scores[:, j]
+        nan = np.isnan(s)
+        n_undefined[col] = int(nan.sum())
+        if nan_handling == "drop":
+            s = s[~nan]
+        elif nan_handling == "zerofill":
+            s = np.where(nan, 0.0, s)
+        elif n_undefined[col]:
+            notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
+        n_used[col] = int(s.size)
+        means[col] = float(np.mean(s)) if s.size else float("nan")
+        if conf_interval:
+            res = _bootstrap_scores(s, n_boot, conf, method, random_state)
+            intervals[col] = res.confidence_interval
+    if notes:
+        warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
+    return Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
+                      intervals if conf_interval else None, n_used, n_undefined, nan_handling,
+                      conf if conf_interval else None)
+
+
+class Evaluation:
+    """The result of :func:`rankereval.evaluate`: per-ranking scores and their means.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_rankings, n_metrics)
+        Read-only; column ``j`` holds metric ``names[j]`` (NaN where undefined).
+    names : list of str
+        Column names.
+    metrics : list of Metric
+        The metric of each column.
+    query_ids : ndarray or None
+        The query id of each row (when evaluated from a ``TrecData``).
+    means : dict
+        Column name -> mean after the NaN handling.
+    conf_intervals : dict or None
+        Column name -> (lower, upper) bootstrap interval, when asked for.
+    n_used, n_undefined : dict
+        Column name -> rankings that entered the mean, rankings where the metric is NaN.
+    nan_handling : str
+        The NaN handling of the means.
+    """
+
+    def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
+                 n_undefined, nan_handling, confidence=None):
+        self.scores = scores
+        self.names = list(names)
+        self.metrics = list(metrics)
+        self.query_ids = query_ids
+        self.means = dict(means)
+        self.conf_intervals = conf_intervals
+        self.n_used = dict(n_used)
+        self.n_undefined = dict(n_undefined)
+        self.nan_handling = nan_handling
+        self.confidence = confidence
+
+    @property
+    def n_rankings(self):
+        return self.scores.shape[0]
+
+    def _col(self, name):
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(f"no metric column {name!r}; columns: {', '.join(self.names)}") from None
+
+    def mean(self, name):
+        """The mean of column ``name``."""
+        self._col(name)
+        return self.means[name]
+
+    def __getitem__(self, name):
+        """The per-ranking scores of column ``name`` (a read-only view)."""
+        return self.scores[:, self._col(name)]
+
+    # -- export --------------------------------------------------------------------------
+    def to_pandas(self):
+        """Per-ranking scores as a DataFrame: one column per metric, indexed by query id.
+
+        Needs pandas (``pip install 'rankereval[io]'``).
+        """
+        from rankereval.io import _pandas
+
+        pd = _pandas()
+        index = pd.Index(self.query_ids, name="query") if self.query_ids is not None else None
+        return pd.DataFrame(np.array(self.scores), columns=self.names, index=index)
+
+    def summary(self):
+        """One row per metric: mean, interval bounds (when computed), rankings used and undefined.
+
+        Needs pandas (``pip install 'rankereval[io]'``).
+        """
+        from rankereval.io import _pandas
+
+        pd = _pandas()
+        rows = {}
+        for name in self.names:
+            row = {"mean": self.means[name]}
+            if self.conf_intervals is not None:
+                row["ci_low"], row["ci_high"] = self.conf_intervals[name]
+            row["n_used"] = self.n_used[name]
+            row["n_undefined"] = self.n_undefined[name]
+            rows[name] = row
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("metric")
+
+    def to_dict(self, per_query=False):
+        """A JSON-safe dict (NaN -> None, infinities as ``"inf"``)."""
+        out = {"n_rankings": self.n_rankings, "nan_handling": self.nan_handling, "metrics": {}}
+        if self.confidence is not None:
+            out["confidence"] = self.confidence
+        for j, name in enumerate(self.names):
+            entry = {"metric": repr(self.metrics[j]), "mean": _render.json_number(self.means[name])}
+            if self.conf_intervals is not None:
+                entry["conf_interval"] = [_render.json_number(v) for v in self.conf_intervals[name]]
+            entry["n_used"] = self.n_used[name]
+            entry["n_undefined"] = self.n_undefined[name]
+            if per_query:
+                entry["scores"] = [_render.json_number(v) for v in self.scores[:, j]]
+            out["metrics"][name] = entry
+        if per_query and self.query_ids is not None:
+            out["query_ids"] = [q.item() if hasattr(q, "item") else q for q in self.query_ids]
+        return out
+
+    def to_json(self, path=None, per_query=False, indent=2):
+        """:meth:`to_dict` as strict JSON text; written to ``path`` when given."""
+        text = json.dumps(self.to_dict(per_query=per_query), indent=indent, allow_nan=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
+    def __repr__(self):
+        header = ["metric", "mean"]
+        if self.conf_intervals is not None:
+            header.append(f"{self.confidence * 100:g}% CI")
+        header.append("rankings")
+        if any(self.n_undefined.values()):
+            header.append("undefined")
+        rows = []
+        for name in self.names:
+            row = [name, _render.fmt(self.means[name])]
+            if self.conf_intervals is not None:
+                lo, hi = self.conf_intervals[name]
+                row.append(f"[{_render.fmt(lo)}, {_render.fmt(hi)}]")
+            row.append(str(self.n_used[name]))
+            if len(header) > len(row):
+                row.append(str(self.n_undefined[name]))
+            rows.append(row)
+        note = "" if self.nan_handling == "propagate" else f" (nan_handling={self.nan_handling!r})"
+        return f"Evaluation of {self.n_rankings} rankings{note}\n" + _render.table(header, rows).rstrip("\n")
+

@@ -1,0 +1,48 @@
+"""Plain-text rendering shared by the command line and the result objects' ``repr``."""
+import math
+
+
+def fmt(x, digits=4):
+    """A number for a table: fixed digits, ``nan`` and ``inf`` spelt out."""
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}f}"
+
+
+def json_number(x):
+    """A number for strict JSON: NaN -> null, infinities as strings."""
+    x = float(x)
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def csv_number(x):
+    """A number for CSV: the shortest round-trip repr, ``nan``/``inf`` spelt out."""
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(x)
+
+
+def table(header, rows, foot=()):
+    """Columns aligned (first left, others right), a rule under the header and above ``foot``."""
+    widths = [max(len(str(r[i])) for r in [header, *rows, *foot]) for i in range(len(header))]
+
+    def line(r):
+        cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        return "  ".join(cells).rstrip()
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    if foot:
+        out.append("  ".join("-" * w for w in widths))
+        out += [line(r) for r in foot]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,33 @@
+"""Warnings of rankereval (as :mod:`sklearn.exceptions` collects scikit-learn's)."""
+from rankereval.data import InvalidValuesWarning
+
+__all__ = ["InvalidValuesWarning", "UndefinedMetricWarning"]
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A mean is NaN because the metric is undefined for some rankings.
+
+    Emitted once per call by :meth:`Metric.mean <rankereval.Metric.mean>`,
+    :meth:`Metric.bootstrap <rankereval.Metric.bootstrap>` and :func:`rankereval.evaluate`
+    with ``nan_handling='propagate'`` (the default) when some rankings score NaN, e.g. a
+    query without any relevant item. The message names the metric, how many rankings are
+    undefined and why, and the two other ``nan_handling`` choices. Never emitted by
+    :meth:`Metric.score <rankereval.Metric.score>`, whose NaN values are the answer.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from rankereval import BinaryLabels, Rankings, NDCG, UndefinedMetricWarning
+    >>> y_true = BinaryLabels.from_positive_indices([[0], []])
+    >>> y_pred = Rankings.from_ranked_indices([[0, 1], [1, 0]])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     NDCG(2).mean(y_true, y_pred)
+    nan
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    ndcg@2 is undefined (NaN) for 1 of 2 rankings, because its labels have no item with
+    relevance > 0, so its mean is NaN. Pass nan_handling='drop' to average over the defined rankings
+    only, or nan_handling='zerofill' to count undefined rankings as 0.
+    >>> NDCG(2).mean(y_true, y_pred, nan_handling="drop")
+    1.0
+    """

@@ -1,0 +1,352 @@
+"""Id assembly: one integer id space for the documents of the labels and the run, one
+row per query, rankings in trec_eval's order."""
+import warnings
+
+import numpy as np
+
+from rankereval.io._result import ReadReport, TrecData, _have, _queries
+from rankereval.io._source import _pandas, _pyarrow
+
+
+def _is_arrow(values):
+    pa = _pyarrow()
+    return pa is not None and isinstance(values, pa.Array)
+
+
+def _factorize(values):
+    """(codes int64, uniques) of a pyarrow string array (uniques: pyarrow array) or of a
+    NumPy/pandas array (uniques: pandas.Index)."""
+    if _is_arrow(values):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        packed = _pack_short_strings(values)
+        if packed is not None:
+            # hashing 8-byte integers is several times faster than hashing strings
+            enc = pc.dictionary_encode(pa.array(packed))
+            uniques = pa.array(enc.dictionary.to_numpy().astype(">u8").view("S8")).cast(pa.string())
+        else:
+            enc = pc.dictionary_encode(values)
+            uniques = enc.dictionary
+        return enc.indices.to_numpy(zero_copy_only=False), uniques  # int32
+    pd = _pandas()
+    codes, uniques = pd.factorize(values)
+    if not isinstance(uniques, pd.Index):
+        uniques = pd.Index(uniques)
+    return codes, uniques
+
+
+def _pack_short_strings(values):
+    """Each string of a pyarrow string array as a uint64 (its bytes, big-endian, zero-padded),
+    or None if a string is longer than 8 bytes or contains a NUL byte (then the packing would
+    not be one-to-one). Order-preserving: comparing the integers compares the strings."""
+    import pyarrow as pa
+
+    n = len(values)
+    if n < 1024 or values.type != pa.string():
+        return None
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset: values.offset + n + 1]
+    lengths = np.diff(offsets)
+    if lengths.max() > 8 or lengths.min() < 1:
+        return None
+    first, end = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[first:end]
+    if not data.all():  # a NUL byte
+        return None
+    padded = np.zeros(((end - first) // 8 + 2) * 8, dtype=np.uint8)
+    padded[: end - first] = data
+    words = padded.view(">u8").astype(np.uint64)
+    starts = (offsets[:-1] - first).astype(np.int64)
+    base, shift = starts >> 3, ((starts & 7) * 8).astype(np.uint64)
+    packed = words[base] << shift
+    # the bytes continuing in the next word: w >> (64 - shift), written so that shift 0 gives 0
+    packed |= (words[base + 1] >> np.uint64(1)) >> (np.uint64(63) - shift)
+    keep_bits = ((np.uint64(8) - lengths.astype(np.uint64)) * np.uint64(8))
+    packed &= ~((np.uint64(1) << keep_bits) - np.uint64(1))
+    return packed
+
+
+def _factorize_runs(values):
+    """Like _factorize, but hashing only one value per run of equal neighbours (run files
+    list each query's lines together)."""
+    n = len(values)
+    if n == 0:
+        return _factorize(values)
+    if _is_arrow(values):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        change = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
+    else:
+        change = values[1:] != values[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    if starts.size > n // 4:
+        return _factorize(values)
+    firsts = values.take(pa.array(starts)) if _is_arrow(values) else values[starts]
+    codes, uniques = _factorize(firsts)
+    lengths = np.diff(np.append(starts, n))
+    return np.repeat(codes, lengths), uniques
+
+
+def _union_ids(u_labels, u_run):
+    """Joint id map (the labels' ids first, then the run's other ids) as a pandas.Index, and
+    the maps from each side's codes to the joint ids."""
+    pd = _pandas()
+    if _is_arrow(u_labels):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        pos = pc.index_in(u_run, value_set=u_labels).fill_null(-1).to_numpy(zero_copy_only=False)
+    else:
+        pos = u_labels.get_indexer(u_run)
+    new = pos < 0
+    n_new = int(new.sum())
+    dtype = np.int32 if len(u_labels) + n_new < 2**31 else np.int64
+    run_map = pos.astype(dtype)
+    run_map[new] = len(u_labels) + np.arange(n_new, dtype=dtype)
+    if _is_arrow(u_labels):
+        ids = pa.concat_arrays([u_labels, u_run.filter(pa.array(new))]) if n_new else u_labels
+        ids = pd.Index(ids.to_pandas())
+    else:
+        ids = u_labels.append(u_run[new]) if n_new else u_labels
+    return ids, np.arange(len(u_labels), dtype=dtype), run_map
+
+
+def _sorted_order(index):
+    """Positions of ``index`` in sorted order (first-appearance order if not sortable)."""
+    try:
+        return np.asarray(index.argsort(), dtype=np.int64)
+    except TypeError:
+        return np.arange(len(index), dtype=np.int64)
+
+
+class _Side:
+    """One input (qrels/labels or run) after id encoding.
+
+    ``q``/``d`` are the joint integer query and document ids of each line; ``error(row,
+    reason)`` builds the exception for line ``row`` and ``locate(row)`` describes it briefly.
+    """
+
+    def __init__(self, q, d, value, rank, n, source, error, locate):
+        self.q = q
+        self.d = d
+        self.value = value
+        self.rank = rank
+        self.n = n
+        self.source = source
+        self.error = error
+        self.locate = locate
+
+
+def _first_duplicate(q, d, n_docs):
+    """(first, second) rows of the earliest repeated (query, doc) pair, or None."""
+    if q.size < 2:
+        return None
+    key = q.astype(np.int64) * max(int(n_docs), 1) + d
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    same = np.flatnonzero(ks[1:] == ks[:-1])
+    if same.size == 0:
+        return None
+    second = order[same + 1]
+    j = int(np.argmin(second))
+    second_row = int(second[j])
+    first_row = int(order[np.searchsorted(ks, ks[same[j]], side="left")])
+    return first_row, second_row
+
+
+def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
+              doc_word):
+    from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
+    import scipy.sparse as sp
+
+    n_q, n_docs = len(query_ids), len(doc_ids)
+
+    # duplicates in the judgements would be summed by a sparse matrix: refuse them
+    dup = _first_duplicate(lab.q, lab.d, n_docs)
+    if dup is not None:
+        first, second = dup
+        raise lab.error(second, f"duplicate judgement for query {_r(query_ids[lab.q[second]])} and "
+                                f"{doc_word} {_r(doc_ids[lab.d[second]])} "
+                                f"(first given {lab.locate(first)})")
+
+    in_qrels = np.zeros(n_q, dtype=bool)
+    in_qrels[lab.q] = True
+    in_run = np.zeros(n_q, dtype=bool)
+    in_run[run.q] = True
+    order = _sorted_order(query_ids)  # query codes in row order
+    missing_codes = order[in_qrels[order] & ~in_run[order]]
+    extra_codes = order[in_run[order] & ~in_qrels[order]]
+    if missing == "error" and missing_codes.size:
+        raise ValueError(
+            f"{missing_codes.size} {_queries(missing_codes.size)} of {lab.source} {_have(missing_codes.size)} "
+            f"no ranking in {run.source}: {_list(query_ids[missing_codes])} (missing='drop' ignores "
+            "them, missing='empty' evaluates them with an empty ranking)")
+    if extra == "error" and extra_codes.size:
+        raise ValueError(
+            f"{extra_codes.size} {_queries(extra_codes.size)} of {run.source} {_have(extra_codes.size)} "
+            f"no judgements in {lab.source}: {_list(query_ids[extra_codes])} (extra='drop' ignores "
+            "them, extra='keep' keeps them with empty labels)")
+    keep = in_qrels & in_run
+    if missing == "empty":
+        keep |= in_qrels
+    if extra == "keep":
+        keep |= in_run
+    row_codes = order[keep[order]]
+    n_rows = row_codes.size
+    if n_rows == 0:
+        raise ValueError(
+            f"no query to evaluate: {lab.source} has {int(in_qrels.sum())} queries, {run.source} has "
+            f"{int(in_run.sum())}, none in common" + ("" if missing == "empty" else
+                                                      " (missing='empty' evaluates judged queries "
+                                                      "without a ranking)"))
+    row_of = np.full(n_q, -1, dtype=np.int64)
+    row_of[row_codes] = np.arange(n_rows, dtype=np.int64)
+
+    # ---- labels
+    lrow = row_of[lab.q]
+    lk = lrow >= 0
+    rows_l, docs_l, grades = lrow[lk], lab.d[lk], lab.value[lk]
+    n_negative = int(np.count_nonzero(lab.value < 0))
+    shape = (n_rows, n_docs)
+    numeric = NumericLabels.from_matrix(
+        sp.csr_array((np.maximum(grades, 0.0), (rows_l, docs_l)), shape=shape))
+    relevant = grades >= relevance_level
+    binary = BinaryLabels.from_matrix(
+        sp.csr_array((np.ones(int(relevant.sum())), (rows_l[relevant], docs_l[relevant])), shape=shape))
+    n_without = int(np.count_nonzero(np.diff(binary.indptr) == 0))
+
+    # ---- rankings
+    rrow = row_of[run.q]
+    rk = rrow >= 0
+    all_kept = bool(rk.all())
+    sel = None if all_kept else np.flatnonzero(rk)
+    rows_r = rrow if all_kept else rrow[sel]
+    if order_by == "rank":
+        key = run.rank.astype(np.float64)
+    elif tie_break == "trec_eval":
+        with np.errstate(over="ignore"):
+            key = -run.value.astype(np.float32)  # trec_eval keeps scores as 32-bit floats
+    else:
+        key = -run.value
+    if not all_kept:
+        key = key[sel]
+    perm = _order(rows_r, key)  # positions into the kept lines, in ranking order
+    rows_s = rows_r if perm is None else rows_r[perm]
+    key_s = key if perm is None else key[perm]
+    tied = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (key_s[1:] == key_s[:-1]))
+    n_tied = 0
+    if tied.size:
+        members = np.unique(np.concatenate((tied, tied + 1)))
+        n_tied = int(members.size)
+        if tie_break != "input":
+            if perm is None:
+                perm = np.arange(rows_r.size, dtype=np.int64)
+            src = perm[members] if all_kept else sel[perm[members]]
+            doc_rank = _id_rank(doc_ids, run.d[src])
+            start = np.ones(members.size, dtype=bool)
+            start[1:] = ~((members[1:] == members[:-1] + 1) & np.isin(members[:-1], tied, assume_unique=True))
+            group = np.cumsum(start)
+            sub = np.lexsort((-doc_rank if tie_break == "trec_eval" else doc_rank, group))
+            perm[members] = perm[members][sub]
+    if perm is None:
+        docs_sorted = run.d if all_kept else run.d[sel]
+    else:
+        docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
+    counts = np.bincount(rows_r, minlength=n_rows)
+    if counts.size and counts.min() == counts.max() > 0:
+        split = docs_sorted.reshape(n_rows, counts[0])  # equal lengths: a 2-D array, no padding
+    else:
+        split = np.split(docs_sorted, np.cumsum(counts)[:-1])
+    with warnings.catch_warnings():
+        # empty rankings (missing='empty') are counted in the report
+        warnings.simplefilter("ignore", InvalidValuesWarning)
+        try:
+            rankings = Rankings.from_ranked_indices(split)
+        except ValueError:
+            dup = _first_duplicate(run.q, run.d, n_docs)
+            if dup is None:
+                raise
+            first, second = dup
+            raise run.error(second, f"duplicate {doc_word} {_r(doc_ids[run.d[second]])} for query "
+                                    f"{_r(query_ids[run.q[second]])} (first given {run.locate(first)})") from None
+
+    report = ReadReport(
+        qrels_source=lab.source,
+        run_source=run.source,
+        n_judgements=int(lab.n),
+        n_run_lines=int(run.n),
+        n_queries=int(n_rows),
+        n_qrels_queries=int(in_qrels.sum()),
+        n_run_queries=int(in_run.sum()),
+        missing_queries=tuple(query_ids[missing_codes]),
+        missing=missing if missing != "error" else "drop",
+        extra_queries=tuple(query_ids[extra_codes]),
+        extra=extra if extra != "error" else "drop",
+        n_dropped_run_lines=int(run.n - rows_r.size),
+        n_queries_without_relevant=n_without,
+        n_negative_labels=n_negative,
+        n_tied_lines=n_tied,
+        relevance_level=float(relevance_level),
+        tie_break=tie_break,
+        order_by=order_by,
+    )
+    return TrecData(binary, numeric, rankings, query_ids[row_codes], doc_ids, report)
+
+
+def _r(x):
+    """repr of an id, without NumPy's scalar wrapper (``11``, not ``np.int64(11)``)."""
+    return repr(x.item() if isinstance(x, np.generic) else x)
+
+
+def _list(ids):
+    ids = list(ids)
+    shown = ", ".join(_r(x) for x in ids[:5])
+    return shown + (f", ... ({len(ids) - 5} more)" if len(ids) > 5 else "")
+
+
+def _order(rows, key):
+    """Stable order of lines by (row, key); None when they are in that order already.
+
+    Run files usually list each query's lines together, best first: that case is detected in
+    linear time and needs at most a reordering of the query blocks, no sort.
+    """
+    n = rows.size
+    if n < 2:
+        return None
+    brk = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+    starts = np.concatenate(([0], brk))
+    block_rows = rows[starts]
+    grouped = np.unique(block_rows).size == block_rows.size
+    if grouped:
+        same = np.ones(n - 1, dtype=bool)
+        same[brk - 1] = False
+        if bool(np.all(key[1:][same] >= key[:-1][same])):
+            if np.all(block_rows[1:] > block_rows[:-1]):
+                return None
+            lengths = np.diff(np.append(starts, n))
+            border = np.argsort(block_rows, kind="stable")
+            lens = lengths[border]
+            offsets = starts[border] - (np.cumsum(lens) - lens)
+            return np.repeat(offsets, lens) + np.arange(n, dtype=np.int64)
+    if key.dtype == np.float32 and rows.max() < 2**32:
+        # one sort of a 64-bit composite (row, order-preserving bits of the 32-bit key)
+        # instead of two stable sorts
+        bits = (key + np.float32(0.0)).view(np.uint32)  # -0.0 == 0.0
+        bits = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000))
+        composite = (rows.astype(np.uint64) << np.uint64(32)) | bits
+        return np.argsort(composite, kind="stable")
+    return np.lexsort((key, rows))
+
+
+def _id_rank(doc_ids, codes):
+    """Rank of each id (by the ids' own order) among the given ids."""
+    pd = _pandas()
+    values = doc_ids[codes]
+    try:
+        ranks, _ = pd.factorize(values, sort=True)
+    except TypeError as exc:
+        raise TypeError(
+            f"tie_break needs sortable document ids to break ties in score ({exc}); use "
+            "tie_break='input' to keep the input order instead") from None
+    return ranks.astype(np.int64)

@@ -1,0 +1,242 @@
+"""Parsing TREC qrels and run bytes into columns (pyarrow when installed, else pandas)."""
+
+import numpy as np
+
+from rankereval.io._result import TrecFormatError
+from rankereval.io._source import _BLOCK_BYTES, _collapse_spaces, _light_normalise, _load, _pandas, _pyarrow, _source_name
+
+
+class _Format:
+    def __init__(self, kind, columns, value, value_name):
+        self.kind = kind
+        self.columns = columns
+        self.value = value
+        self.value_name = value_name
+
+    @property
+    def ncols(self):
+        return len(self.columns)
+
+    def describe(self):
+        return " ".join(self.columns)
+
+
+_QRELS = _Format("qrels", ("query", "iteration", "docid", "relevance"), "relevance", "relevance grade")
+
+
+_RUN = _Format("run", ("query", "Q0", "docid", "rank", "score", "tag"), "score", "score")
+
+
+class _Parsed:
+    """Columns of one file; ``q``/``d`` are pyarrow string arrays or numpy object arrays."""
+
+    def __init__(self, name, buf, fmt, q, d, value, rank):
+        self.name = name
+        self.buf = buf
+        self.fmt = fmt
+        self.q = q
+        self.d = d
+        self.value = value
+        self.rank = rank
+        self._lines = False  # not computed yet
+
+    def __len__(self):
+        return len(self.value)
+
+    def line(self, row):
+        """1-based line number of parsed row ``row`` (blank lines are not rows)."""
+        if self._lines is False:
+            self._lines = _nonblank_lines(self.buf)
+        return int(self._lines[row]) if self._lines is not None else int(row) + 1
+
+    def error(self, row, reason):
+        return TrecFormatError(self.name, self.line(row), reason)
+
+
+def _nonblank_lines(buf):
+    """Line numbers of the non-empty lines of a normalised buffer, or None if none is empty."""
+    if not (buf.startswith(b"\n") or b"\n\n" in buf):
+        return None
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    if not buf.endswith(b"\n"):
+        ends = np.append(ends, len(buf))
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    return np.flatnonzero(ends > starts) + 1
+
+
+def _column_count_error(name, buf, fmt):
+    """TrecFormatError for the first line without ``fmt.ncols`` fields, or None (vectorised)."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    n = arr.size
+    pos, line0 = 0, 0
+    block = _BLOCK_BYTES
+    while pos < n:
+        stop = min(n, pos + block)
+        if stop < n:
+            nl = buf.find(b"\n", stop)
+            stop = n if nl < 0 else nl + 1
+        chunk = arr[pos:stop]
+        ends = np.flatnonzero(chunk == 10)
+        if stop == n and chunk[-1] != 10:
+            ends = np.append(ends, chunk.size)
+        starts = np.empty_like(ends)
+        if ends.size:
+            starts[0] = 0
+            starts[1:] = ends[:-1] + 1
+        spaces = np.concatenate(([0], np.cumsum(chunk == 32, dtype=np.int64)))
+        fields = spaces[ends] - spaces[starts] + 1
+        bad = (ends > starts) & (fields != fmt.ncols)
+        if bad.any():
+            i = int(np.argmax(bad))
+            return TrecFormatError(
+                name, line0 + i + 1, f"expected {fmt.ncols} columns ({fmt.describe()}), found {int(fields[i])}")
+        line0 += ends.size
+        pos = stop
+    return None
+
+
+def _diagnose(name, buf, fmt, need_rank, exc):
+    """Raise a TrecFormatError for the first malformed line of a normalised buffer.
+
+    Called when the fast parser failed (``exc``); slow, but only on the error path.
+    """
+    err = _column_count_error(name, buf, fmt)
+    if err is not None:
+        raise err
+    try:
+        buf.decode("utf-8")
+    except UnicodeDecodeError as uerr:
+        raise TrecFormatError(name, buf.count(b"\n", 0, uerr.start) + 1,
+                              f"invalid UTF-8 text ({uerr.reason})") from None
+    vi = fmt.columns.index(fmt.value)
+    ri = fmt.columns.index("rank") if need_rank else None
+    for lineno, line in enumerate(buf.split(b"\n"), 1):
+        if not line:
+            continue
+        parts = line.split(b" ")
+        try:
+            float(parts[vi])
+        except ValueError:
+            raise TrecFormatError(name, lineno, f"{fmt.value_name} is not a number: "
+                                  f"{parts[vi].decode('utf-8', 'replace')!r}") from None
+        if ri is not None:
+            try:
+                int(parts[ri])
+            except ValueError:
+                raise TrecFormatError(name, lineno, f"rank is not an integer: "
+                                      f"{parts[ri].decode('utf-8', 'replace')!r}") from None
+    raise TrecFormatError(name, None, f"cannot be parsed as a {fmt.kind} file ({exc})")
+
+
+def _parse(src, fmt, progress, need_rank=False):
+    name = _source_name(src)
+    buf = _light_normalise(_load(src, progress))
+    pa = _pyarrow()
+    if pa is None:
+        buf = _collapse_spaces(buf)
+        cols = _parse_pandas(name, buf, fmt, need_rank)
+    else:
+        # Most files are single-space separated: parse as they are, and check that the
+        # number of spaces is exactly (columns - 1) per line (cheaper than looking for double
+        # or line-edge spaces). Otherwise collapse the spaces and parse again.
+        cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
+        if exc is not None or buf.count(b" ") != (fmt.ncols - 1) * len(cols[2]):
+            buf = _collapse_spaces(buf)
+            cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
+            if exc is not None:
+                _diagnose(name, buf, fmt, need_rank, exc)
+    parsed = _Parsed(name, buf, fmt, *cols)
+    _check_values(parsed)
+    return parsed
+
+
+def _parse_arrow(pa, buf, fmt, need_rank):
+    """(columns, None), or (None, ArrowInvalid) when the parser rejects the buffer."""
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    types = {"query": pa.string(), "docid": pa.string(), fmt.value: pa.float64()}
+    include = ["query", "docid", fmt.value]
+    if need_rank:
+        types["rank"] = pa.int64()
+        include.append("rank")
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(buf),
+            read_options=pcsv.ReadOptions(column_names=list(fmt.columns), block_size=_BLOCK_BYTES),
+            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                            escape_char=False, ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=include,
+                                                strings_can_be_null=False, null_values=[],
+                                                quoted_strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid as exc:
+        if "Empty CSV file" in str(exc):
+            _q, _d, value, rank = _empty_columns(need_rank)
+            return (pa.array([], type=pa.string()), pa.array([], type=pa.string()), value, rank), None
+        return None, exc
+    q = table.column("query").combine_chunks()
+    d = table.column("docid").combine_chunks()
+    for col in (q, d):  # an empty id means a stray space: parse again after collapsing spaces
+        if len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
+            return None, pa.ArrowInvalid("empty field")
+    value = table.column(fmt.value).to_numpy()
+    rank = table.column("rank").to_numpy() if need_rank else None
+    return (q, d, value, rank), None
+
+
+def _parse_pandas(name, buf, fmt, need_rank):
+    import csv
+    import io
+
+    pd = _pandas()
+    if not buf.strip(b"\n"):
+        return _empty_columns(need_rank)
+    # the C parser fills short lines with NaN and its messages count lines differently:
+    # check the column counts first (vectorised, cheap next to the parse itself)
+    err = _column_count_error(name, buf, fmt)
+    if err is not None:
+        raise err
+    include = ["query", "docid", fmt.value] + (["rank"] if need_rank else [])
+    try:
+        df = pd.read_csv(
+            io.BytesIO(buf), sep=" ", header=None, names=list(fmt.columns), usecols=include,
+            dtype={"query": object, "docid": object, fmt.value: object, "rank": object},
+            quoting=csv.QUOTE_NONE, na_filter=False, skip_blank_lines=True, engine="c",
+            encoding="utf-8",
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        _diagnose(name, buf, fmt, need_rank, exc)
+    values = pd.to_numeric(df[fmt.value], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        raw = df[fmt.value].to_numpy()
+        for i in np.flatnonzero(np.isnan(values)):
+            try:
+                float(raw[i])
+            except ValueError:
+                _diagnose(name, buf, fmt, need_rank, ValueError("non-numeric value"))
+    rank = None
+    if need_rank:
+        try:
+            rank = df["rank"].astype(np.int64).to_numpy()
+        except (ValueError, OverflowError) as exc:
+            _diagnose(name, buf, fmt, need_rank, ValueError(f"conversion to int64 failed: {exc}"))
+    return df["query"].to_numpy(), df["docid"].to_numpy(), values, rank
+
+
+def _empty_columns(need_rank):
+    e = np.zeros(0, dtype=object)
+    return e, e, np.zeros(0, dtype=np.float64), (np.zeros(0, dtype=np.int64) if need_rank else None)
+
+
+def _check_values(p):
+    v = p.value
+    bad = np.isnan(v)
+    if p.fmt.kind == "qrels":
+        bad |= np.isinf(v)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise p.error(i, f"{p.fmt.value_name} must be a finite number, got {v[i]}")

@@ -1,0 +1,146 @@
+"""Bytes in: files, gzip, standard input, progress bars, and the optional dependencies."""
+import contextvars
+import gzip
+import os
+import sys
+import zlib
+
+from rankereval._switches import forced
+from rankereval.io._result import TrecFormatError
+
+
+# files above this size show a progress bar (when stderr is a terminal)
+_PROGRESS_MIN_BYTES = 32 << 20
+
+# bytes per read of a file, and per block of the pyarrow parser and of the line scan that
+# locates a bad line: large enough to amortise per-call overhead, small enough that the
+# working set of a block stays well inside memory of any machine that runs the reader
+_BLOCK_BYTES = 16 << 20
+
+# Which parser reads the files: "auto" (pyarrow when installed, else pandas), or one forced
+# with _forced_parser (tests run both). A context variable, not a module switch: local to
+# the thread that set it, and forcing pyarrow where it is missing raises.
+_PARSER = contextvars.ContextVar("rankereval_parser", default="auto")  # see rankereval._switches
+
+
+def _forced_parser(name):
+    """Within the block, the readers use parser ``name`` ('pyarrow' or 'pandas'; tests)."""
+    return forced(_PARSER, name, ("auto", "pyarrow", "pandas"))
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "rankereval.io needs pandas: pip install 'rankereval[io]' (or pip install pandas)"
+        ) from exc
+    return pd
+
+
+def _pyarrow():
+    parser = _PARSER.get()
+    if parser == "pandas":
+        return None
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        if parser == "pyarrow":
+            raise ImportError("the pyarrow parser was forced but pyarrow is not installed") from None
+        return None
+    return pyarrow
+
+
+def _source_name(src):
+    if hasattr(src, "read"):
+        return str(getattr(src, "name", "<file object>"))
+    return os.fspath(src) if isinstance(src, (str, bytes, os.PathLike)) else repr(src)
+
+
+def _want_progress(progress, size):
+    if progress is not None:
+        return bool(progress)
+    try:
+        return size >= _PROGRESS_MIN_BYTES and sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _load(src, progress):
+    """The whole content of ``src`` (path or file object), gunzipped, as bytes."""
+    name = _source_name(src)
+    if hasattr(src, "read"):
+        data = src.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise TrecFormatError(name, None, f"not a valid gzip stream ({exc})") from None
+        return data
+    if not isinstance(src, (str, bytes, os.PathLike)):
+        raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
+    with open(src, "rb") as raw:
+        size = os.fstat(raw.fileno()).st_size
+        magic = raw.read(2)
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+        bar = None
+        if _want_progress(progress, size):
+            try:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=size, unit="B", unit_scale=True, leave=False, file=sys.stderr,
+                           desc=f"reading {os.path.basename(name)}")
+            except ImportError:
+                bar = None
+        try:
+            if bar is None and stream is raw:
+                return raw.read()
+            chunks, done = [], 0
+            while True:
+                chunk = stream.read(_BLOCK_BYTES)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if bar is not None:
+                    pos = raw.tell()
+                    bar.update(pos - done)
+                    done = pos
+            return b"".join(chunks)
+        except (OSError, EOFError, zlib.error) as exc:
+            if stream is raw:
+                raise
+            raise TrecFormatError(name, None, f"not a valid gzip stream ({exc})") from None
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def _light_normalise(buf):
+    """No byte order mark, ``\n`` line ends, other whitespace as spaces (single-byte scans)."""
+    if buf.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte order mark
+        buf = buf[3:]
+    if b"\r" in buf:
+        buf = buf.replace(b"\r\n", b"\n")
+    if b"\t" in buf or b"\r" in buf or b"\x0b" in buf or b"\x0c" in buf:
+        buf = buf.translate(bytes.maketrans(b"\t\r\x0b\x0c", b"    "))
+    return buf
+
+
+def _collapse_spaces(buf):
+    """Single spaces between fields and none at line ends (the line count is kept)."""
+    while b"  " in buf:
+        buf = buf.replace(b"  ", b" ")
+    if b"\n " in buf:
+        buf = buf.replace(b"\n ", b"\n")
+    if b" \n" in buf:
+        buf = buf.replace(b" \n", b"\n")
+    if buf.startswith(b" "):
+        buf = buf[1:]
+    if buf.endswith(b" "):
+        buf = buf[:-1]
+    return buf

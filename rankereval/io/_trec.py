@@ -1,0 +1,259 @@
+"""The public readers and TREC's conventions (options, missing and extra queries)."""
+import os
+from numbers import Real
+
+import numpy as np
+
+from rankereval.io._assemble import _Side, _assemble, _factorize, _factorize_runs, _r, _union_ids
+from rankereval.io._parse import _QRELS, _RUN, _parse
+from rankereval.io._source import _pandas
+
+
+TIE_BREAKS = ("trec_eval", "docid", "input")
+
+
+MISSING = ("drop", "empty", "error")
+
+
+EXTRA = ("drop", "keep", "error")
+
+
+ORDER_BY = ("score", "rank")
+
+
+def _check_options(relevance_level, tie_break, order_by, missing, extra):
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (Real, np.integer, np.floating)) \
+            or not np.isfinite(float(relevance_level)):
+        raise ValueError(f"relevance_level must be a finite number, got {relevance_level!r}")
+    for value, allowed, name in ((tie_break, TIE_BREAKS, "tie_break"), (order_by, ORDER_BY, "order_by"),
+                                 (missing, MISSING, "missing"), (extra, EXTRA, "extra")):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def sample_paths():
+    """Paths ``(qrels, run)`` of the small sample shipped with the package.
+
+    A synthetic TREC pair (20 queries, 50 ranked documents each, graded judgements) made by
+    ``rankereval/_sample/make_sample.py``; ``rankereval example`` evaluates it.
+    """
+    base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_sample")
+    return os.path.join(base, "qrels.txt"), os.path.join(base, "run.txt")
+
+
+def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score", missing="drop",
+              extra="drop", progress=None):
+    """Read a TREC qrels file and a TREC run file into labels and rankings.
+
+    Parameters
+    ----------
+    qrels : str, path or binary file object
+        Judgements, one ``query iteration docid relevance`` line each; plain or gzip.
+    run : str, path or binary file object
+        The run, one ``query Q0 docid rank score tag`` line each; plain or gzip.
+    relevance_level : number, default=1
+        Grade from which a document counts as relevant for binary metrics (``trec_eval -l``).
+    tie_break : {'trec_eval', 'docid', 'input'}, default='trec_eval'
+        Order of documents with equal scores (or ranks): ``'trec_eval'`` compares scores as
+        32-bit floats and puts the larger docid first (string order), matching ``trec_eval``
+        exactly; ``'docid'`` compares exact scores, smaller docid first; ``'input'`` compares
+        exact scores and keeps the file order.
+    order_by : {'score', 'rank'}, default='score'
+        Rank documents by descending score (as ``trec_eval``) or by ascending rank field.
+    missing : {'drop', 'empty', 'error'}, default='drop'
+        Queries of the qrels that the run does not rank: dropped (``trec_eval``), evaluated
+        with an empty ranking (``trec_eval -c``) or an error.
+    extra : {'drop', 'keep', 'error'}, default='drop'
+        Queries of the run without judgements: dropped (``trec_eval``), kept with empty labels
+        (their metrics are NaN) or an error.
+    progress : bool or None, default=None
+        Show a tqdm progress bar while reading; None: for files over 32 MB when stderr is a
+        terminal.
+
+    Returns
+    -------
+    TrecData
+        ``binary_labels``, ``numeric_labels``, ``rankings``, ``query_ids``, ``doc_ids`` and a
+        ``report`` of what was read and dropped.
+
+    Raises
+    ------
+    TrecFormatError
+        (a ``ValueError``) for a malformed file: the message names the file, the line and the
+        problem (column count, non-numeric or NaN value, duplicate document, bad encoding).
+    ValueError
+        For invalid options, or if ``missing``/``extra`` is ``'error'`` and such queries
+        exist, or if no query is left to evaluate.
+    OSError
+        If a file cannot be opened.
+
+    Examples
+    --------
+    >>> from rankereval import AP
+    >>> from rankereval.io import read_trec, sample_paths
+    >>> data = read_trec(*sample_paths(), relevance_level=2)
+    >>> data.report.n_queries, data.report.missing_queries
+    (20, ())
+    >>> round(data.mean(AP(100)), 4)
+    0.4909
+    """
+    _check_options(relevance_level, tie_break, order_by, missing, extra)
+    _pandas()  # fail early, with an installation hint, if pandas is missing
+    pq = _parse(qrels, _QRELS, progress)
+    pr = _parse(run, _RUN, progress, need_rank=order_by == "rank")
+
+    q_l, uq_l = _factorize_runs(pq.q)
+    q_r, uq_r = _factorize_runs(pr.q)
+    d_l, ud_l = _factorize(pq.d)
+    d_r, ud_r = _factorize(pr.d)
+    query_ids, ml, mr = _union_ids(uq_l, uq_r)
+    doc_ids, dl, dr = _union_ids(ud_l, ud_r)
+    query_ids = query_ids.rename("query")
+    doc_ids = doc_ids.rename("docid")
+
+    def side(p, q, d):
+        return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}")
+
+    return _assemble(side(pq, ml[q_l], dl[d_l]), side(pr, mr[q_r], dr[d_r]), query_ids, doc_ids,
+                     relevance_level, tie_break, order_by, missing, extra, "document")
+
+
+def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
+                    rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop"):
+    """Labels and rankings from two pandas DataFrames in long format.
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        One row per judged (query, item) pair with columns ``query_col``, ``item_col`` and
+        ``label_col`` (numeric grades).
+    run : pandas.DataFrame
+        One row per ranked (query, item) pair with ``query_col``, ``item_col`` and either a
+        score column (higher is better) or a rank column (lower is better).
+    query_col, item_col : str, default='query', 'item'
+        Id columns (the same names in both frames); any hashable dtype.
+    label_col : str, default='label'
+        Grade column of ``labels``.
+    score_col, rank_col : str or None
+        Give one of them. If both are None: ``'score'`` if ``run`` has such a column, else
+        ``'rank'``.
+    relevance_level, tie_break, missing, extra
+        As in :func:`read_trec`. ``tie_break`` compares item ids in their natural order
+        (numbers numerically, strings lexicographically).
+
+    Returns
+    -------
+    TrecData
+        As :func:`read_trec`; ``query_ids`` and ``doc_ids`` hold the original ids.
+
+    Raises
+    ------
+    ValueError
+        For a missing column, missing ids, non-numeric/NaN grades or scores, non-integer
+        ranks, duplicate (query, item) pairs (naming the offending row) or invalid options.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from rankereval import Precision
+    >>> from rankereval.io import from_dataframes
+    >>> qrels = pd.DataFrame({"query": ["a", "a", "b"], "item": [10, 11, 12], "label": [1, 0, 2]})
+    >>> run = pd.DataFrame({"query": ["a", "a", "b", "b"], "item": [11, 10, 12, 13],
+    ...                     "score": [0.9, 0.5, 0.8, 0.3]})
+    >>> data = from_dataframes(qrels, run)
+    >>> data.rankings.to_list()
+    [[1, 0], [2, 3]]
+    >>> list(data.doc_ids)
+    [10, 11, 12, 13]
+    >>> data.score(Precision(1))
+    array([0., 1.])
+    """
+    order_by = "rank" if rank_col is not None else "score"
+    _check_options(relevance_level, tie_break, order_by, missing, extra)
+    pd = _pandas()
+    for df, what in ((labels, "labels"), (run, "run")):
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    if score_col is not None and rank_col is not None:
+        raise ValueError("give score_col or rank_col, not both")
+    if score_col is None and rank_col is None:
+        if "score" in run.columns:
+            score_col = "score"
+        elif "rank" in run.columns:
+            rank_col, order_by = "rank", "rank"
+        else:
+            raise ValueError("run has neither a 'score' nor a 'rank' column; name one with score_col= "
+                             f"or rank_col= (columns: {list(run.columns)})")
+    value_col = rank_col if rank_col is not None else score_col
+    for df, what, cols in ((labels, "labels", (query_col, item_col, label_col)),
+                           (run, "run", (query_col, item_col, value_col))):
+        absent = [c for c in cols if c not in df.columns]
+        if absent:
+            raise ValueError(f"{what} DataFrame has no column {absent[0]!r} (columns: {list(df.columns)})")
+
+    def where_for(df, what):
+        def where(row, reason):
+            return ValueError(f"{what} DataFrame, row {row} (index {_r(df.index[row])}): {reason}")
+
+        def short(row):
+            return f"in row {row} (index {_r(df.index[row])})"
+        return where, short
+
+    lwhere, lshort = where_for(labels, "labels")
+    rwhere, rshort = where_for(run, "run")
+    for df, where, col in ((labels, lwhere, query_col), (labels, lwhere, item_col),
+                           (run, rwhere, query_col), (run, rwhere, item_col)):
+        isna = df[col].isna().to_numpy()
+        if isna.any():
+            raise where(int(np.argmax(isna)), f"missing id in column {col!r}")
+
+    grades = _numeric_column(labels, label_col, lwhere, "label")
+    if order_by == "rank":
+        ranks = _integer_column(run, rank_col, rwhere)
+        values = ranks.astype(np.float64)
+    else:
+        values = _numeric_column(run, score_col, rwhere, "score", allow_inf=True)
+        ranks = None
+
+    def codes_of(a, b):
+        both = pd.concat([a, b], ignore_index=True)
+        codes, uniques = pd.factorize(both)
+        return codes[: len(a)].astype(np.int64), codes[len(a):].astype(np.int64), pd.Index(uniques)
+
+    ql, qr, query_ids = codes_of(labels[query_col], run[query_col])
+    dl, dr, doc_ids = codes_of(labels[item_col], run[item_col])
+    query_ids = query_ids.rename(query_col)
+    doc_ids = doc_ids.rename(item_col)
+    lab = _Side(ql, dl, grades, None, len(labels), "labels DataFrame", lwhere, lshort)
+    runs = _Side(qr, dr, values, ranks, len(run), "run DataFrame", rwhere, rshort)
+    return _assemble(lab, runs, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
+                     "item")
+
+
+def _numeric_column(df, col, where, what, allow_inf=False):
+    """Column ``col`` as float64 (booleans as 0/1); raise ``where(row, reason)`` for the first
+    non-numeric or NaN (or, unless ``allow_inf``, infinite) value."""
+    pd = _pandas()
+    s = df[col]
+    if not pd.api.types.is_numeric_dtype(s.dtype):
+        conv = pd.to_numeric(s, errors="coerce")
+        bad = conv.isna().to_numpy() & s.notna().to_numpy()
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise where(i, f"{what} in column {col!r} is not a number: {_r(s.iloc[i])}")
+        s = conv
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(v) if allow_inf else ~np.isfinite(v)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise where(i, f"{what} in column {col!r} must be a {'' if allow_inf else 'finite '}number, got {v[i]}")
+    return v
+
+
+def _integer_column(df, col, where):
+    v = _numeric_column(df, col, where, "rank")
+    bad = v != np.round(v)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise where(i, f"rank in column {col!r} must be an integer, got {v[i]}")
+    return v.astype(np.int64)

@@ -1,0 +1,61 @@
+r"""Ranking metrics: per-ranking scores and means with bootstrap confidence intervals.
+
+All metrics allow you to get both individual scores as well as mean scores:
+:meth:`Metric.score` gives one value per ranking, :meth:`Metric.mean` the mean over all
+rankings after handling NaN values.
+
+>>> from rankereval import BinaryLabels, Rankings, ReciprocalRank
+>>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3]])
+>>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [1, 2]])
+>>> metric = ReciprocalRank(3)
+>>> metric.score(y_true, y_pred)
+array([0., 1.])
+>>> metric.mean(y_true, y_pred)
+0.5
+
+rankereval returns NaN in ill-specified cases (for instance a label row without any
+relevant item). If you observe a NaN value, check the edge cases of the metric, then either
+remove those rankings or handle them with the ``nan_handling`` option of :meth:`Metric.mean`.
+
+Every metric has a short :attr:`~Metric.name`, and :func:`from_name` builds a metric from
+one (the grammar the command line and :func:`rankereval.evaluate` use):
+
+>>> from rankereval.metrics import from_name
+>>> from_name("mrr@10") == ReciprocalRank(10)
+True
+
+The package is organised by family, as :mod:`sklearn.metrics` is: ``_base`` (the
+:class:`Metric` class, the registry, mean and bootstrap), ``_binary`` (set-based metrics of
+the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG) and ``_names``
+(the name grammar). Every public name is importable from here.
+"""
+from rankereval.metrics._base import Metric, MetricInfo, _registered, _restore_metric  # noqa: F401
+# the import order is the registry's order (listings, docs)
+from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall, Success  # isort: skip
+from rankereval.metrics._rank import FirstRelevantRank, MeanRanks, ReciprocalRank  # isort: skip
+from rankereval.metrics._graded import DCG, NDCG  # isort: skip
+from rankereval.metrics._names import from_name, metric_names  # isort: skip
+
+__all__ = [
+    "Metric",
+    "MetricInfo",
+    "Precision",
+    "Recall",
+    "F1",
+    "HitRate",
+    "ReciprocalRank",
+    "AP",
+    "Success",
+    "MeanRanks",
+    "FirstRelevantRank",
+    "DCG",
+    "NDCG",
+    "from_name",
+    "metric_names",
+]
+
+# Public classes are documented, pickled and shown under this module, not the private
+# module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
+for _obj in (Metric, MetricInfo, from_name, metric_names, _restore_metric, *_registered()):
+    _obj.__module__ = __name__
+del _obj

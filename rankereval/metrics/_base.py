@@ -1,0 +1,444 @@
+"""The :class:`Metric` base class, the metric registry and the kernel call.
+
+Every concrete metric declares one :class:`MetricInfo` as its ``info`` class attribute. That
+declaration is the single place everything else reads: the name grammar
+(:func:`~rankereval.metrics.from_name`), the CLI's listing, the docs' list of metrics, the
+labels :mod:`rankereval.io` and :func:`rankereval.evaluate` hand it, the warnings about
+undefined values and the parametrisation of the generic tests.
+"""
+import contextvars
+import inspect
+import itertools
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankereval import _kernels
+from rankereval._switches import forced
+from rankereval._threads import effective_n_threads
+from rankereval._validation import bitset_fits, check_nan_handling
+from rankereval.data import BinaryLabels, Labels, Rankings
+from rankereval.exceptions import UndefinedMetricWarning
+
+#: every registered metric class, by canonical name, in declaration order
+_REGISTRY = {}
+
+_CUTOFFS = ("required", "optional", "none")
+_LABELS = ("binary", "graded")
+
+_NO_VALUES = np.empty(0)
+
+# How the kernel looks ranked items up in a label row. "auto" chooses per row; tests force
+# "bitset", "search" or "scan" (with :func:`_forced_lookup`) to check every strategy on the
+# same input. A context variable, not a module switch: it is read once per call, is local
+# to the thread (and task) that set it, and forcing a strategy that cannot apply raises.
+_LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")  # see rankereval._switches
+
+
+def _forced_lookup(strategy):
+    """Within the block, every metric kernel call uses lookup ``strategy`` (tests only)."""
+    return forced(_LOOKUP, strategy, _kernels.LOOKUP_IDS)
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric class declares about itself, in one place.
+
+    Parameters
+    ----------
+    name : str
+        Canonical short name, the first part of :attr:`Metric.name` (``"ndcg"``, ``"p"``).
+    kernel : str
+        Key of the metric's reduction in the kernel's ``METRIC_IDS``.
+    summary : str
+        One line for listings (``rankereval metrics``, the docs).
+    aliases : tuple of str
+        Other names :func:`~rankereval.metrics.from_name` accepts (case-insensitive;
+        ``_`` and ``-`` are ignored).
+    labels : {'binary', 'graded'}
+        'binary': needs :class:`~rankereval.BinaryLabels` (graded labels are thresholded
+        by :func:`rankereval.evaluate`); 'graded': uses the label values as they are.
+    cutoff : {'required', 'optional', 'none'}
+        Whether the metric takes ``k``: always, optionally (``k=None`` is the whole
+        ranking), or never.
+    choices : dict
+        Parameter -> allowed values, for parameters that take one of a few strings.
+    tokens : dict
+        Short option names in metric names: token -> (parameter, value), e.g.
+        ``{"power": ("relevance_scaling", "power")}``. A bool parameter is its own token.
+    undefined : str
+        When a value is NaN, completing "... because ..." (for the warning of ``mean``).
+    value_range : tuple of float
+        The values a defined score can take, ``(low, high)`` inclusive.
+    """
+
+    name: str
+    kernel: str
+    summary: str
+    aliases: tuple = ()
+    labels: str = "binary"
+    cutoff: str = "required"
+    choices: dict = field(default_factory=dict)
+    tokens: dict = field(default_factory=dict)
+    undefined: str = "its labels have no relevant item"
+    value_range: tuple = (0.0, 1.0)
+
+    def __post_init__(self):
+        if self.labels not in _LABELS:
+            raise ValueError(f"labels must be one of {_LABELS}, got {self.labels!r}")
+        if self.cutoff not in _CUTOFFS:
+            raise ValueError(f"cutoff must be one of {_CUTOFFS}, got {self.cutoff!r}")
+        if self.kernel not in _kernels.METRIC_IDS:
+            raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
+                             f"known: {sorted(_kernels.METRIC_IDS)}")
+
+
+def _registered():
+    """The registered metric classes, in declaration order."""
+    return list(_REGISTRY.values())
+
+
+class Metric:
+    """Base class of all metrics.
+
+    A metric object holds its parameters (such as the cutoff ``k``); :meth:`score` and
+    :meth:`mean` take the ground truth (:class:`~rankereval.data.BinaryLabels` or
+    :class:`~rankereval.data.NumericLabels`) and the :class:`~rankereval.data.Rankings` to
+    evaluate. One label row serves every ranking; otherwise row ``i`` of the labels belongs
+    to ranking ``i``.
+
+    Metrics compare equal when they are of the same class with the same parameters, hash
+    accordingly, pickle by their parameters, and have a short :attr:`name` that
+    :func:`~rankereval.metrics.from_name` reads back.
+    """
+
+    #: the registry entry of a concrete metric class (None on abstract bases)
+    info = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        info = cls.__dict__.get("info")
+        if info is None:
+            return
+        if not isinstance(info, MetricInfo):
+            raise TypeError(f"{cls.__name__}.info must be a MetricInfo")
+        for key in (info.name, *info.aliases):
+            norm = _normalise_name(key)
+            for other in _REGISTRY.values():
+                if other.__name__ != cls.__name__ and norm in {
+                        _normalise_name(a) for a in (other.info.name, *other.info.aliases)}:
+                    raise ValueError(f"metric name {key!r} of {cls.__name__} is already taken by "
+                                     f"{other.__name__}")
+        cls._kernel_id = _kernels.METRIC_IDS[info.kernel]
+        _REGISTRY[info.name] = cls
+
+    # -- parameters ----------------------------------------------------------------------
+    def _params(self):
+        """Constructor arguments, in signature order (what repr, ==, pickling and name use)."""
+        return {p.name: getattr(self, p.name)
+                for p in inspect.signature(type(self).__init__).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._params() == other._params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(self._params().items())))
+
+    def __reduce__(self):
+        return (_restore_metric, (type(self), self._params()))
+
+    @property
+    def name(self):
+        """Short name: ``"ndcg@10"``, ``"ndcg@10[power]"``, ``"p@10[truncated]"``, ``"ap"``.
+
+        The canonical name of the class, ``@k`` for a cutoff, and in brackets the
+        parameters that differ from their defaults. ``from_name(m.name) == m`` for every
+        metric ``m``; :func:`rankereval.evaluate` uses it as the default column name.
+        """
+        from rankereval.metrics._names import format_name
+
+        return format_name(self)
+
+    # -- scoring -------------------------------------------------------------------------
+    def _check_inputs(self, y_true, y_pred):
+        if not isinstance(y_true, Labels):
+            raise TypeError(
+                f"y_true must be BinaryLabels or NumericLabels, got {type(y_true).__name__}; "
+                "build it with BinaryLabels.from_positive_indices(...) or *.from_matrix(...)"
+            )
+        if not isinstance(y_pred, Rankings):
+            raise TypeError(
+                f"y_pred must be Rankings, got {type(y_pred).__name__}; build it with "
+                "Rankings.from_ranked_indices(...) or Rankings.from_scores(...)"
+            )
+        if self.info.labels == "binary" and not isinstance(y_true, BinaryLabels):
+            raise TypeError(
+                f"{type(self).__name__} needs BinaryLabels, got {type(y_true).__name__}; "
+                "threshold graded labels first (e.g. BinaryLabels.from_matrix(grades >= 1)), "
+                "or use rankereval.evaluate(..., relevance_level=1), which does it for you"
+            )
+        if y_true.n_rows != 1 and y_true.n_rows != y_pred.n_rows:
+            raise ValueError(
+                f"y_true has {y_true.n_rows} label rows but y_pred has {y_pred.n_rows} rankings; "
+                "give one label row per ranking, or a single label row for all rankings"
+            )
+
+    def _run(self, y_true, y_pred, k, truncated=False, disc=None, power=0, norm=None):
+        """Call the metric kernel with this class's reduction (``k=None``: whole ranking)."""
+        kernel_id = getattr(type(self), "_kernel_id", None)
+        if kernel_id not in _kernels.METRIC_IDS.values():
+            # never let an unknown id reach the kernel (it must not fall through to another
+            # metric's reduction): a metric class without a registry entry cannot score
+            raise TypeError(f"{type(self).__name__} declares no kernel reduction "
+                            "(give it an `info = MetricInfo(...)` registry entry)")
+        ranks = y_pred.indices
+        work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
+        bitset_ok = bitset_fits(y_true.n_items, ranks.size)
+        lookup = _LOOKUP.get()
+        if lookup == "bitset" and not bitset_ok:
+            raise ValueError(f"the bitset lookup cannot be forced here: {y_true.n_items} item ids "
+                             f"need more than the bitset limit for {ranks.size} ranked ids")
+        out = np.empty(y_pred.n_rows, dtype=np.float64)
+        _kernels.score(
+            kernel_id,
+            y_true.indptr,
+            y_true.indices,
+            _NO_VALUES if isinstance(y_true, BinaryLabels) else y_true.values,  # binary: all 1
+            isinstance(y_true, BinaryLabels),
+            y_true.n_items,
+            ranks,
+            y_pred.lengths,
+            -1 if k is None else k,
+            truncated,
+            np.empty(0) if disc is None else disc,
+            power,
+            np.empty(0) if norm is None else norm,
+            bitset_ok,
+            _kernels.LOOKUP_IDS[lookup],
+            out,
+            effective_n_threads(work),
+        )
+        return out
+
+    def score(self, y_true, y_pred):
+        """Individual scores for each ranking.
+
+        Parameters
+        ----------
+        y_true : BinaryLabels or NumericLabels
+            Ground truth labels: one row, or one row per ranking.
+        y_pred : Rankings
+            Rankings to be evaluated.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rankings,)
+            The metric of each ranking.
+
+        Raises
+        ------
+        TypeError
+            If ``y_true`` or ``y_pred`` are of incorrect type.
+        ValueError
+            If the numbers of label rows and rankings differ (and there is more than one
+            label row).
+        """
+        if type(self).__dict__.get("info") is None and type(self).info is None:
+            raise TypeError(f"{type(self).__name__} is not a registered metric (give it an "
+                            "`info = MetricInfo(...)` registry entry)")
+        self._check_inputs(y_true, y_pred)
+        return self._score(y_true, y_pred)
+
+    def _score(self, y_true, y_pred):
+        raise NotImplementedError
+
+    # -- aggregation ---------------------------------------------------------------------
+    def mean(
+        self,
+        y_true,
+        y_pred,
+        nan_handling="propagate",
+        conf_interval=False,
+        n_bootstrap_samples=1000,
+        confidence=0.95,
+        random_state=None,
+        method="percentile",
+    ):
+        """Mean score over all rankings after handling NaN values.
+
+        Parameters
+        ----------
+        y_true : BinaryLabels or NumericLabels
+            Ground truth labels.
+        y_pred : Rankings
+            Rankings to be evaluated.
+        nan_handling : {'propagate', 'drop', 'zerofill'}, default='propagate'
+            'propagate': return NaN if any score is NaN; 'drop': ignore NaN scores;
+            'zerofill': replace NaN scores with zero.
+        conf_interval : bool, default=False
+            If True, also return a bootstrap confidence interval of the mean.
+        n_bootstrap_samples : int, default=1000
+            Number of bootstrap resamples (an int > 1). (:meth:`bootstrap` calls it
+            ``n_resamples``, as :func:`scipy.stats.bootstrap` does.)
+        confidence : float, default=0.95
+            Confidence level of the interval, 0 < confidence < 1. (:meth:`bootstrap`:
+            ``confidence_level``.)
+        random_state : None, int or numpy.random.Generator, default=None
+            Seed or generator for the resampling; an int makes intervals reproducible. The
+            global NumPy random state is never used.
+        method : {'percentile', 'bca'}, default='percentile'
+            Percentile bootstrap, or bias-corrected and accelerated (BCa), which is more
+            accurate for skewed score distributions (e.g. reciprocal rank) and small samples.
+
+        Returns
+        -------
+        float or dict
+            The mean if ``conf_interval`` is False; otherwise
+            ``{"score": mean, "conf_interval": (lower, upper)}``. No scores left after NaN
+            handling gives NaN (and ``(nan, nan)``).
+
+        Warns
+        -----
+        UndefinedMetricWarning
+            With ``nan_handling='propagate'``, when the mean is NaN because some rankings
+            are undefined: how many, why, and the other choices.
+
+        Raises
+        ------
+        TypeError
+            If ``y_true`` or ``y_pred`` are of incorrect type.
+        ValueError
+            If ``n_bootstrap_samples``, ``confidence``, ``method`` or ``nan_handling`` are
+            invalid.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels, Rankings, Precision
+        >>> y_true = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3]])
+        >>> y_pred = Rankings.from_ranked_indices([[0, 2, 1], [1, 2]])
+        >>> Precision(2).mean(y_true, y_pred)
+        0.75
+        >>> Precision(2).mean(y_true, y_pred, conf_interval=True, random_state=0)
+        {'score': 0.75, 'conf_interval': (0.5, 1.0)}
+        """
+        from rankereval.bootstrap import _validate
+
+        n, conf, method = _validate(n_bootstrap_samples, confidence, method,
+                                    n_name="n_bootstrap_samples", conf_name="confidence")
+        scores = self._handle_nan(self.score(y_true, y_pred), nan_handling)
+        if not conf_interval:
+            return float(np.mean(scores)) if scores.size else float("nan")
+        result = _bootstrap_scores(scores, n, conf, method, random_state)
+        return {"score": result.mean, "conf_interval": result.confidence_interval}
+
+    def bootstrap(
+        self,
+        y_true,
+        y_pred,
+        nan_handling="propagate",
+        n_resamples=1000,
+        confidence_level=0.95,
+        method="percentile",
+        random_state=None,
+    ):
+        """Bootstrap distribution of the mean score, as a result object.
+
+        Like ``mean(..., conf_interval=True)`` but returns a
+        :class:`~rankereval.bootstrap.BootstrapResult` with the interval, the bootstrap
+        distribution and the standard error. The arguments are named as in
+        :func:`scipy.stats.bootstrap` (``n_resamples``, ``confidence_level``); :meth:`mean`
+        keeps the reference's names (``n_bootstrap_samples``, ``confidence``). Both are
+        checked by the same code.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels, Rankings, HitRate
+        >>> y_true = BinaryLabels.from_positive_indices([[0], [1], [2], [3]])
+        >>> y_pred = Rankings.from_ranked_indices([[0, 1], [0, 1], [2, 0], [0, 1]])
+        >>> res = HitRate(2).bootstrap(y_true, y_pred, random_state=0)
+        >>> res.mean
+        0.75
+        >>> res.bootstrap_distribution.shape
+        (1000,)
+        """
+        from rankereval.bootstrap import _validate
+
+        n, conf, method = _validate(n_resamples, confidence_level, method)
+        scores = self._handle_nan(self.score(y_true, y_pred), nan_handling)
+        return _bootstrap_scores(scores, n, conf, method, random_state)
+
+    def _handle_nan(self, scores, nan_handling, stacklevel=4):
+        """Scores after the NaN policy ('propagate' keeps them, and warns about them)."""
+        check_nan_handling(nan_handling)
+        if nan_handling == "drop":
+            return scores[~np.isnan(scores)]
+        if nan_handling == "zerofill":
+            return np.where(np.isnan(scores), 0.0, scores)
+        n_nan = int(np.count_nonzero(np.isnan(scores)))
+        if n_nan:
+            warnings.warn(self._undefined_message(n_nan, scores.size), UndefinedMetricWarning,
+                          stacklevel=stacklevel)
+        return scores
+
+    def _undefined_message(self, n_nan, n, label=None):
+        label = label or self.name
+        return (f"{label} is undefined (NaN) for {n_nan} of {n} rankings, because "
+                f"{self.info.undefined}, so its mean is NaN. Pass nan_handling='drop' to "
+                "average over the defined rankings only, or nan_handling='zerofill' to count "
+                "undefined rankings as 0.")
+
+    # -- generic parameter space (docs and tests) -----------------------------------------
+    @classmethod
+    def _param_space(cls, cutoffs=(1, 3, 10)):
+        """Every combination of this class's options, as constructor keyword dicts.
+
+        ``k`` takes ``cutoffs`` (and None where the cutoff is optional); every bool
+        parameter False and True; every choice parameter each of its values.
+        """
+        axes = {}
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.name == "self":
+                continue
+            if p.name == "k":
+                axes["k"] = list(cutoffs) + ([None] if cls.info.cutoff == "optional" else [])
+            elif isinstance(p.default, bool):
+                axes[p.name] = [False, True]
+            elif p.name in cls.info.choices:
+                axes[p.name] = list(cls.info.choices[p.name])
+            else:
+                raise TypeError(f"{cls.__name__}: parameter {p.name!r} has no declared values "
+                                "(a bool default, or an entry in info.choices)")
+        names = list(axes)
+        return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+
+
+def _restore_metric(cls, params):
+    return cls(**params)
+
+
+def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_state):
+    """Bootstrap result of the mean of ``scores`` (NaN scores: the undefined result)."""
+    from rankereval.bootstrap import BootstrapResult, bootstrap_mean
+
+    if np.isnan(scores).any():  # 'propagate' with NaN scores
+        return BootstrapResult.undefined(n_resamples, confidence_level, method)
+    return bootstrap_mean(scores, n_resamples=n_resamples, confidence_level=confidence_level,
+                          method=method, random_state=random_state)
+
+
+def _normalise_name(text):
+    return text.strip().lower().replace("_", "").replace("-", "")
+
+
+def labels_for(metric, binary_labels, numeric_labels):
+    """The labels ``metric`` reads: graded values where it uses them, else the binary ones."""
+    return numeric_labels if metric.info.labels == "graded" and numeric_labels is not None else binary_labels
+

@@ -1,0 +1,181 @@
+"""The one metric-name grammar of the package (the library, :func:`rankereval.evaluate` and
+the command line all read names here).
+
+A name is ``base[@k][[option,...]]``:
+
+* ``base``: a metric's canonical name or an alias (case-insensitive; ``_`` and ``-`` are
+  ignored, so ``recip_rank`` is ``reciprocalrank``);
+* ``@k``: the cutoff, an integer > 0. A metric whose cutoff is optional and that is named
+  without one evaluates the whole ranking (``map`` is trec_eval's MAP);
+* ``[...]``: parameters that differ from their defaults, comma-separated: a bool
+  parameter by its name (``truncated``), a choice by its token (``power``, ``log2``), or
+  any parameter as ``name=value``.
+"""
+import inspect
+
+from rankereval.metrics._base import _REGISTRY, _normalise_name
+
+
+def _lookup_table():
+    table = {}
+    for cls in _REGISTRY.values():
+        for key in (cls.info.name, *cls.info.aliases):
+            table[_normalise_name(key)] = cls
+    return table
+
+
+def metric_names(aliases=False):
+    """The metric names :func:`from_name` knows.
+
+    Parameters
+    ----------
+    aliases : bool, default=False
+        If True, return a dict {canonical name: tuple of aliases}; else the list of
+        canonical names.
+
+    Examples
+    --------
+    >>> from rankereval.metrics import metric_names
+    >>> metric_names()
+    ['p', 'recall', 'f1', 'hitrate', 'ap', 'rr', 'meanranks', 'firstrelevantrank', 'dcg', 'ndcg']
+    >>> metric_names(aliases=True)["ap"]
+    ('map', 'averageprecision')
+    """
+    if aliases:
+        return {name: cls.info.aliases for name, cls in _REGISTRY.items()}
+    return list(_REGISTRY)
+
+
+def _valid_names():
+    return ", ".join(f"{n} ({', '.join(a)})" if a else n for n, a in metric_names(aliases=True).items())
+
+
+def _parse_value(cls, param, text, name):
+    default = inspect.signature(cls.__init__).parameters[param].default
+    if isinstance(default, bool):
+        low = text.lower()
+        if low in ("true", "1", "yes"):
+            return True
+        if low in ("false", "0", "no"):
+            return False
+        raise ValueError(f"metric {name!r}: {param} must be true or false, got {text!r}")
+    choices = cls.info.choices.get(param, ())
+    if text in choices:
+        return text
+    raise ValueError(f"metric {name!r}: {param} must be one of {', '.join(map(str, choices))}, got {text!r}")
+
+
+def from_name(name, defaults=None):
+    """The metric a name stands for: ``"ndcg@10"``, ``"p@5"``, ``"map"``, ``"mrr@10"``.
+
+    Parameters
+    ----------
+    name : str
+        ``base[@k][[option,...]]``, case-insensitive. ``base`` is a canonical name or an
+        alias (see :func:`metric_names`, or ``rankereval metrics`` on the command line);
+        ``@k`` the cutoff (left out: the whole ranking, for metrics where that is defined);
+        the options in brackets set parameters away from their defaults, e.g.
+        ``"p@10[truncated]"``, ``"ndcg@10[power,log2]"``, ``"dcg[log_base=2]"``.
+    defaults : dict, optional
+        Parameter values for every metric that has the parameter and whose name does not
+        set it, e.g. ``{"truncated": True}`` (how the command line applies ``--truncated``).
+
+    Returns
+    -------
+    Metric
+        ``from_name(m.name) == m`` for every metric ``m``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the valid ones), a missing cutoff where the
+        metric needs one, a cutoff where it takes none, or a bad option.
+    TypeError
+        If ``name`` is not a string.
+
+    Examples
+    --------
+    >>> from rankereval.metrics import from_name
+    >>> from_name("NDCG@10")
+    NDCG(k=10, relevance_scaling='identity', log_base='e')
+    >>> from_name("map")
+    AP(k=None)
+    >>> from_name("p@5[truncated]")
+    Precision(k=5, truncated=True)
+    >>> from_name("ndcg@10[power]").name
+    'ndcg@10[power]'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"a metric name must be a str, got {type(name).__name__}")
+    text = name.strip()
+    options = ""
+    if text.endswith("]"):
+        open_at = text.find("[")
+        if open_at < 0:
+            raise ValueError(f"metric {name!r}: ']' without '['")
+        text, options = text[:open_at], text[open_at + 1:-1]
+    base, sep, cut = text.partition("@")
+    cls = _lookup_table().get(_normalise_name(base))
+    if cls is None:
+        raise ValueError(f"unknown metric {name!r}; valid names (aliases in parentheses): "
+                         f"{_valid_names()}")
+    info = cls.info
+    params = {}
+    if sep:
+        if info.cutoff == "none":
+            raise ValueError(f"metric {name!r}: {base.strip()} takes no cutoff (write it without @k)")
+        try:
+            params["k"] = int(cut)
+        except ValueError:
+            raise ValueError(f"metric {name!r}: the cutoff after @ must be an integer > 0") from None
+        if params["k"] <= 0:
+            raise ValueError(f"metric {name!r}: the cutoff after @ must be an integer > 0")
+    elif info.cutoff == "required":
+        raise ValueError(f"metric {name!r} needs a cutoff, e.g. {base.strip()}@10")
+    sig = inspect.signature(cls.__init__).parameters
+    explicit = set()
+    for token in filter(None, (t.strip().lower() for t in options.split(","))):
+        key, eq, value = token.partition("=")
+        key = key.strip()
+        if eq:
+            if key not in sig or key in ("self", "k"):
+                raise ValueError(f"metric {name!r}: {cls.__name__} has no option {key!r}; options: "
+                                 f"{', '.join(p for p in sig if p not in ('self', 'k'))}")
+            params[key] = _parse_value(cls, key, value.strip(), name)
+        elif key in info.tokens:
+            key, params_value = info.tokens[key]
+            params[key] = params_value
+        elif key in sig and isinstance(sig[key].default, bool):
+            params[key] = True
+        else:
+            known = [p for p in sig if p not in ("self", "k") and isinstance(sig[p].default, bool)]
+            raise ValueError(f"metric {name!r}: unknown option {token!r}; options of "
+                             f"{cls.__name__}: {', '.join(known + list(info.tokens)) or 'none'}")
+        if key in explicit:
+            raise ValueError(f"metric {name!r}: {key} is set twice")
+        explicit.add(key)
+    for key, value in (defaults or {}).items():
+        if key in sig and key not in ("self", "k") and key not in explicit:
+            params[key] = value
+    return cls(**params)
+
+
+def format_name(metric):
+    """The short name of ``metric`` (see :attr:`Metric.name`)."""
+    cls = type(metric)
+    info = cls.info
+    params = metric._params()
+    out = info.name
+    if params.get("k") is not None:
+        out += f"@{params['k']}"
+    sig = inspect.signature(cls.__init__).parameters
+    by_value = {(p, v): t for t, (p, v) in info.tokens.items()}
+    opts = []
+    for key, value in params.items():
+        if key == "k" or value == sig[key].default:
+            continue
+        if isinstance(value, bool):
+            opts.append(key if value else f"{key}=false")
+        else:
+            opts.append(by_value.get((key, value), f"{key}={value}"))
+    return out + (f"[{','.join(opts)}]" if opts else "")
