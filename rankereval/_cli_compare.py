@@ -10,8 +10,10 @@
 Wiring, in ``rankereval/cli.py``::
 
     from rankereval._cli_compare import add_compare_subparser, run_compare
-    add_compare_subparser(sub)                       # in build_parser(), next to "evaluate"
-    if args.command == "compare": return run_compare(args, out, err)   # in main()
+    # build_parser(): next to "evaluate" (and "compare" in the subparsers' metavar)
+    parser.subcommands["compare"] = add_compare_subparser(sub)
+    # main(), before the evaluate/example branch
+    if args.command == "compare": return run_compare(args, out, err)
 
 ``run_compare`` handles its own errors and returns the exit status, as ``evaluate`` does: 0
 on success, 2 for usage errors (unknown metric, bad option), 1 when an input cannot be read
@@ -195,8 +197,9 @@ def _compare(args, out, err):
 
 
 def run_compare(args, out, err):
-    """Run ``rankereval compare`` for parsed ``args``; returns the exit status."""
-    from rankereval.cli import UsageError
+    """Run ``rankereval compare`` for parsed ``args``; returns the exit status (errors are
+    handled as ``rankereval evaluate`` handles them)."""
+    from rankereval.cli import UsageError, _describe, _silence_stdout
 
     try:
         return _compare(args, out, err)
@@ -204,10 +207,9 @@ def run_compare(args, out, err):
         args._compare_parser.print_usage(err)
         print(f"rankereval compare: error: {exc}", file=err)
         return 2
-    except (OSError, ValueError, TypeError, ImportError) as exc:
-        if isinstance(exc, OSError) and exc.filename is not None:
-            msg = f"cannot read {exc.filename!r}: {exc.strerror or exc}"
-        else:
-            msg = str(exc)
-        print(f"rankereval: error: {msg}", file=err)
+    except (OSError, ValueError, ImportError) as exc:  # input and environment problems only
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            return 1
+        print(f"rankereval: error: {_describe(exc)}", file=err)
         return 1
