@@ -8,7 +8,7 @@ from rankereval import _render
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._base import Metric, _bootstrap_scores
+from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many
 from rankereval.metrics._names import from_name
 
 __all__ = ["evaluate", "Evaluation"]
@@ -155,15 +155,21 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
                              f"never stored, so they cannot be relevant), got {relevance_level!r}")
         binary = _threshold(numeric, relevance_level)
 
-    # one validation per kind of labels, then the kernels
-    checked = set()
-    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    # one validation and one kernel call per kind of labels: every ranking is looked up in
+    # its label row once for all the metrics that read those labels
+    groups = {}
     for j, (_, m) in enumerate(columns):
         labels = numeric if (m.info.labels == "graded" and numeric is not None) else binary
-        if id(labels) not in checked:
-            m._check_inputs(labels, y_pred)
-            checked.add(id(labels))
-        scores[:, j] = m._score(labels, y_pred)
+        groups.setdefault(id(labels), (labels, []))[1].append(j)
+    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    for labels, cols in groups.values():
+        first = columns[cols[0]][1]
+        first._check_inputs(labels, y_pred)
+        for j in cols:
+            if type(columns[j][1]).score is not Metric.score:
+                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
+                                "scores metrics through their registry entries and kernel reductions")
+        scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
     scores.flags.writeable = False
 
     if conf_interval and not isinstance(random_state, (int, np.integer)):

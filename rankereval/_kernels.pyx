@@ -117,6 +117,21 @@ cdef inline double _gain(double v, int power) noexcept nogil:
     return v
 
 
+cdef inline bint _undefined(int metric, Py_ssize_t n_rel) noexcept nogil:
+    """Whether the metric is NaN for a label row with ``n_rel`` relevant items, known before
+    any lookup (so the row costs nothing). Every metric here is undefined without a relevant
+    item; HitRate also with more than one (its "single hit" is then ill-defined)."""
+    return n_rel == 0 or (metric == HITRATE and n_rel != 1)
+
+
+cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel) noexcept nogil:
+    cdef Py_ssize_t m
+    for m in range(n_metrics):
+        if not _undefined(metrics[m], n_rel):
+            return False
+    return True
+
+
 cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
                            Py_ssize_t n_rel, Py_ssize_t kk, Py_ssize_t k, bint truncated,
                            const float64_t* vals, const float64_t* disc, int power, bint binary) noexcept nogil:
@@ -135,9 +150,7 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
         p = n_hits / <double> (kk if truncated else k)
         r = n_hits / <double> (min(n_rel, k) if truncated else n_rel)
         return 2.0 * p * r / (p + r)
-    if metric == HITRATE:  # defined for exactly one relevant item (leave-one-out)
-        if n_rel != 1:
-            return NAN
+    if metric == HITRATE:  # defined for exactly one relevant item (see _undefined)
         return 1.0 if n_hits > 0 else 0.0
     if metric == RECIPROCAL_RANK:
         return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
@@ -165,30 +178,58 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
     return NAN  # unreachable: ``score`` refuses unknown ids before the loop
 
 
-def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind,
+def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] truncs,
+          const int8_t[::1] powers, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind,
           const float64_t[::1] l_val, bint binary, Py_ssize_t n_items,
-          const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t k, bint truncated,
-          const float64_t[::1] disc, int power, const float64_t[::1] norm,
-          bint bitset_ok, int lookup, float64_t[::1] out, int n_threads):
-    """Score every ranking; see the module docstring.
+          const rank_t[:, ::1] ranks, const int64_t[::1] lengths,
+          const float64_t[:, ::1] discs, const float64_t[:, ::1] norms, const int8_t[::1] divides,
+          bint bitset_ok, int lookup, float64_t[:, ::1] out, int n_threads):
+    """Score every ranking with one or more metrics over the same labels; see the module
+    docstring.
 
-    ``k < 0`` means the whole ranking. ``disc`` holds 1/log_b(i + 2) for every rank i that
-    can occur (DCG only). ``norm`` (length 0 or the number of label rows) divides each DCG
-    (NDCG's ideal DCG). One label row is broadcast when ``l_indptr`` has two entries and
-    there are several rankings. ``bitset_ok``: the item range is small enough for a bitset
-    per thread. ``lookup``: AUTO, or a strategy every row must use (for tests).
+    Metric ``j`` is reduction ``metrics[j]`` with cutoff ``ks[j]`` (``< 0``: the whole
+    ranking), ``truncs[j]`` and gain ``powers[j]``; its scores go to column ``j`` of ``out``
+    (shape ``(n_rankings, n_metrics)``). Each ranking is looked up in its label row once, up
+    to the largest cutoff, and every metric reduces the hits within its own cutoff (hits come
+    in rank order). ``discs[j]`` holds 1/log_b(i + 2) for every rank i that can occur (DCG;
+    width 0 for the others). ``norms[j]`` (length 0, or the number of label rows) divides
+    metric j's DCG (NDCG's ideal DCG). One label row is broadcast when ``l_indptr`` has two
+    entries and there are several rankings. ``divides[j]``: whether ``norms[j]`` applies. ``bitset_ok``: the item range is small enough for a
+    bitset per thread. ``lookup``: AUTO, or a strategy every row must use (for tests).
     """
-    if metric not in _METRIC_ID_SET:
-        raise ValueError(f"unknown metric id {metric}; known: {METRIC_IDS}")
-    if metric == DCG and disc.shape[0] < ranks.shape[1]:
-        raise ValueError("DCG needs a discount for every rank of the rankings")
-    cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
+    cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1], n_metrics = metrics.shape[0]
+    cdef Py_ssize_t m
+    if n_metrics == 0 or ks.shape[0] != n_metrics or truncs.shape[0] != n_metrics \
+            or powers.shape[0] != n_metrics or discs.shape[0] != n_metrics \
+            or norms.shape[0] != n_metrics or divides.shape[0] != n_metrics \
+            or out.shape[1] != n_metrics or out.shape[0] != n:
+        raise ValueError("one k, flag, gain, discount row and norm row per metric, and an "
+                         "(n_rankings, n_metrics) output")
+    for m in range(n_metrics):
+        if metrics[m] not in _METRIC_ID_SET:
+            raise ValueError(f"unknown metric id {metrics[m]}; known: {METRIC_IDS}")
+        if metrics[m] == DCG and discs.shape[1] < width:
+            raise ValueError("DCG needs a discount for every rank of the rankings")
+        if divides[m] and norms.shape[1] < l_indptr.shape[0] - 1:
+            raise ValueError("a norm row needs one value per label row")
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
-    cdef bint need_pos = metric == DCG and not binary
-    # these two only need the first hit: stop looking there (a 1000-long ranking is common)
-    cdef bint first_only = metric == RECIPROCAL_RANK or metric == FIRST_RELEVANT_RANK or metric == SUCCESS
-    cdef bint divide = norm.shape[0] > 0
-    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
+    cdef bint need_pos = False
+    # metrics that only need the first hit stop looking there (a 1000-long ranking is
+    # common), when every metric of the call is one of them
+    cdef bint first_only = True
+    cdef bint whole = False
+    cdef Py_ssize_t k_max = 0
+    for m in range(n_metrics):
+        need_pos = need_pos or (metrics[m] == DCG and not binary)
+        first_only = first_only and (metrics[m] == RECIPROCAL_RANK or metrics[m] == FIRST_RELEVANT_RANK
+                                     or metrics[m] == SUCCESS)
+        if ks[m] < 0:
+            whole = True
+        elif ks[m] > k_max:
+            k_max = ks[m]
+    if whole:
+        k_max = -1
+    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits, kk_m, hits_m
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
     cdef Py_ssize_t nnz = l_ind.shape[0]
     cdef uint64_t n_ids = <uint64_t> n_items
@@ -199,7 +240,6 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
     cdef const label_idx_t* lab
     cdef const rank_t* row
     cdef const float64_t* vals = &l_val[0] if l_val.shape[0] else NULL
-    cdef const float64_t* dp = &disc[0] if disc.shape[0] else NULL
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag
     cdef double v
 
@@ -231,45 +271,54 @@ def score(int metric, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_
                 # Storage is validated and frozen at construction; these cheap checks keep the
                 # loop in bounds even if someone forces it writeable and edits it.
                 if ls < 0 or n_rel < 0 or ls + n_rel > nnz:
-                    out[i] = NAN
+                    for m in range(n_metrics):
+                        out[i, m] = NAN
                     continue
                 if length < 0 or length > width:
                     length = 0 if length < 0 else width
-                if n_rel == 0:  # every metric here is undefined without a relevant item
-                    out[i] = NAN
-                    continue
-                kk = length if (k < 0 or k > length) else k
-                lab = &l_ind[ls]
-                row = rbase + i * width
-                if i + PREFETCH_AHEAD < n:
-                    re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
+                kk = length if (k_max < 0 or k_max > length) else k_max
                 n_hits = 0
-                how = lookup
-                if shared_bits:
-                    how = BITSET
-                elif how == AUTO:
-                    how = _choose(kk, n_rel, bitset_ok)
-                if how == SCAN:
-                    n_hits = re_scan_hits(row, kk, lab, n_rel, n_ids, hit_rank, first_only)
-                elif how == BITSET:
-                    if not shared_bits:
-                        re_bitset_mark(bits, lab, n_rel, n_ids, True)
-                    n_hits = re_bitset_hits(row, kk, bits, n_words, hit_rank, first_only)
-                    if not shared_bits:  # leave the bitset empty for the next row
-                        re_bitset_mark(bits, lab, n_rel, n_ids, False)
-                else:
-                    n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
-                if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
-                    for j in range(n_hits):
-                        hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
-                v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated,
-                            vals + ls if vals != NULL else NULL, dp, power, binary)
-                if divide:
-                    # DCG <= IDCG exactly, but the two sums round differently: a near-ideal
-                    # ranking of near-equal labels can land an ulp above 1, so clip. An IDCG
-                    # that underflowed to 0 gives 0, as the definition says.
-                    v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
-                out[i] = v
+                if not _all_undefined(&metrics[0], n_metrics, n_rel):
+                    lab = &l_ind[ls]
+                    row = rbase + i * width
+                    if i + PREFETCH_AHEAD < n:
+                        re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
+                    how = lookup
+                    if shared_bits:
+                        how = BITSET
+                    elif how == AUTO:
+                        how = _choose(kk, n_rel, bitset_ok)
+                    if how == SCAN:
+                        n_hits = re_scan_hits(row, kk, lab, n_rel, n_ids, hit_rank, first_only)
+                    elif how == BITSET:
+                        if not shared_bits:
+                            re_bitset_mark(bits, lab, n_rel, n_ids, True)
+                        n_hits = re_bitset_hits(row, kk, bits, n_words, hit_rank, first_only)
+                        if not shared_bits:  # leave the bitset empty for the next row
+                            re_bitset_mark(bits, lab, n_rel, n_ids, False)
+                    else:
+                        n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
+                    if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
+                        for j in range(n_hits):
+                            hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
+                # every metric reduces the hits within its own cutoff (hits are in rank order)
+                for m in range(n_metrics):
+                    if _undefined(metrics[m], n_rel):
+                        out[i, m] = NAN
+                        continue
+                    kk_m = length if (ks[m] < 0 or ks[m] > length) else ks[m]
+                    hits_m = n_hits
+                    while hits_m > 0 and hit_rank[hits_m - 1] >= kk_m:
+                        hits_m = hits_m - 1
+                    v = _reduce(metrics[m], hit_rank, hit_pos, hits_m, n_rel, kk_m, ks[m], truncs[m],
+                                vals + ls if vals != NULL else NULL,
+                                &discs[m, 0] if discs.shape[1] else NULL, powers[m], binary)
+                    if divides[m]:
+                        # DCG <= IDCG exactly, but the two sums round differently: a near-ideal
+                        # ranking of near-equal labels can land an ulp above 1, so clip. An IDCG
+                        # that underflowed to 0 gives 0, as the definition says.
+                        v = min(v / norms[m, lrow], 1.0) if norms[m, lrow] > 0 else 0.0
+                    out[i, m] = v
         free(bits)
         free(hit_rank)
         free(hit_pos)

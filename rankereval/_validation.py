@@ -7,6 +7,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from rankereval import _convert
+
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
 #: largest item id: the number of items (id + 1) must itself fit an int64 shape
@@ -58,6 +60,4 @@ def check_real(value, name):
 def bitset_fits(n_items, n_ranked_ids):
     """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids (the
     limits are in ``rankereval/_limits.h``, shared with the conversions)."""
-    from rankereval import _convert
-
     return bool(_convert.bitset_fits(min(n_items, 2**62), n_ranked_ids))

@@ -154,3 +154,17 @@ def test_trec_data_keeps_query_ids_and_tables(tmp_path):
     out = tmp_path / "ev.json"
     ev.to_json(out)
     assert json.loads(out.read_text())["metrics"]["ndcg@2"]["n_used"] == 3
+
+
+@pytest.mark.parametrize("lookup", ["auto", "bitset", "search", "scan"])
+def test_one_kernel_pass_for_all_metrics_matches_each_metric_alone(lookup):
+    """evaluate looks each ranking up once for all metrics over the same labels (up to the
+    largest cutoff) and reduces per metric: the same numbers as one metric per pass."""
+    from rankereval.metrics._base import _forced_lookup
+
+    y_num, r, grades = _data(3, n=200, n_items=40, width=25)
+    y_bin = BinaryLabels.from_matrix(grades >= 1)
+    with _forced_lookup(lookup):
+        ev = _quiet(evaluate, y_num, r, ALL)
+        for j, m in enumerate(ALL):
+            np.testing.assert_array_equal(ev.scores[:, j], m.score(y_num if m.info.labels == "graded" else y_bin, r))

@@ -126,11 +126,13 @@ def test_the_kernel_refuses_unknown_metric_ids():
 
     y = BinaryLabels.from_positive_indices([[0]])
     r = Rankings.from_ranked_indices([[0, 1]])
-    out = np.empty(1)
+    out = np.empty((1, 1))
     bad = max(_kernels.METRIC_IDS.values()) + 1
+    one = np.zeros(1, dtype=np.int8)
     with pytest.raises(ValueError, match="unknown metric id"):
-        _kernels.score(bad, y.indptr, y.indices, np.empty(0), True, y.n_items, r.indices, r.lengths,
-                       -1, False, np.empty(0), 0, np.empty(0), True, 0, out, 1)
+        _kernels.score(np.array([bad], dtype=np.int32), np.array([-1]), one, one, y.indptr, y.indices,
+                       np.empty(0), True, y.n_items, r.indices, r.lengths, np.zeros((1, 0)),
+                       np.zeros((1, 0)), one, True, 0, out, 1)
 
 
 def test_registry_entries_are_checked():

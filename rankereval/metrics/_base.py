@@ -191,42 +191,10 @@ class Metric:
                 "give one label row per ranking, or a single label row for all rankings"
             )
 
-    def _run(self, y_true, y_pred, k, truncated=False, disc=None, power=0, norm=None):
-        """Call the metric kernel with this class's reduction (``k=None``: whole ranking)."""
-        kernel_id = getattr(type(self), "_kernel_id", None)
-        if kernel_id not in _kernels.METRIC_IDS.values():
-            # never let an unknown id reach the kernel (it must not fall through to another
-            # metric's reduction): a metric class without a registry entry cannot score
-            raise TypeError(f"{type(self).__name__} declares no kernel reduction "
-                            "(give it an `info = MetricInfo(...)` registry entry)")
-        ranks = y_pred.indices
-        work = ranks.shape[0] * (ranks.shape[1] if k is None else min(k, ranks.shape[1]))
-        bitset_ok = bitset_fits(y_true.n_items, ranks.size)
-        lookup = _LOOKUP.get()
-        if lookup == "bitset" and not bitset_ok:
-            raise ValueError(f"the bitset lookup cannot be forced here: {y_true.n_items} item ids "
-                             f"need more than the bitset limit for {ranks.size} ranked ids")
-        out = np.empty(y_pred.n_rows, dtype=np.float64)
-        _kernels.score(
-            kernel_id,
-            y_true.indptr,
-            y_true.indices,
-            _NO_VALUES if isinstance(y_true, BinaryLabels) else y_true.values,  # binary: all 1
-            isinstance(y_true, BinaryLabels),
-            y_true.n_items,
-            ranks,
-            y_pred.lengths,
-            -1 if k is None else k,
-            truncated,
-            np.empty(0) if disc is None else disc,
-            power,
-            np.empty(0) if norm is None else norm,
-            bitset_ok,
-            _kernels.LOOKUP_IDS[lookup],
-            out,
-            effective_n_threads(work),
-        )
-        return out
+    def _kernel_args(self, y_true, y_pred):
+        """What the kernel needs of this metric: ``dict(k=..., truncated=..., disc=...,
+        power=..., norm=...)``; ``k=None`` is the whole ranking (see :func:`_score_many`)."""
+        raise NotImplementedError
 
     def score(self, y_true, y_pred):
         """Individual scores for each ranking.
@@ -258,7 +226,7 @@ class Metric:
         return self._score(y_true, y_pred)
 
     def _score(self, y_true, y_pred):
-        raise NotImplementedError
+        return _score_many([self], y_true, y_pred)[:, 0]
 
     # -- aggregation ---------------------------------------------------------------------
     def mean(
@@ -418,6 +386,52 @@ class Metric:
                                 "(a bool default, or an entry in info.choices)")
         names = list(axes)
         return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+
+
+def _score_many(metrics, y_true, y_pred):
+    """Scores of several metrics over the same (checked) labels and rankings, one column
+    each, from one kernel call: each ranking is looked up in its label row once, up to the
+    largest cutoff, and every metric reduces the hits within its own cutoff."""
+    ranks = y_pred.indices
+    args = [m._kernel_args(y_true, y_pred) for m in metrics]
+    n, width = ranks.shape
+    ks = np.array([-1 if a["k"] is None else a["k"] for a in args], dtype=np.int64)
+    k_max = width if (ks < 0).any() else int(ks.max())
+    bitset_ok = bitset_fits(y_true.n_items, ranks.size)
+    lookup = _LOOKUP.get()
+    if lookup == "bitset" and not bitset_ok:
+        raise ValueError(f"the bitset lookup cannot be forced here: {y_true.n_items} item ids "
+                         f"need more than the bitset limit for {ranks.size} ranked ids")
+    n_disc = max((a["disc"].size for a in args if a.get("disc") is not None), default=0)
+    discs = np.zeros((len(metrics), n_disc))
+    norms = np.zeros((len(metrics), y_true.n_rows if any(a.get("norm") is not None for a in args) else 0))
+    for j, a in enumerate(args):
+        if a.get("disc") is not None:
+            discs[j, :a["disc"].size] = a["disc"]
+        if a.get("norm") is not None:
+            norms[j] = a["norm"]
+    out = np.empty((n, len(metrics)), dtype=np.float64)
+    _kernels.score(
+        np.array([type(m)._kernel_id for m in metrics], dtype=np.int32),
+        ks,
+        np.array([a.get("truncated", False) for a in args], dtype=np.int8),
+        np.array([a.get("power", 0) for a in args], dtype=np.int8),
+        y_true.indptr,
+        y_true.indices,
+        _NO_VALUES if isinstance(y_true, BinaryLabels) else y_true.values,  # binary: all 1
+        isinstance(y_true, BinaryLabels),
+        y_true.n_items,
+        ranks,
+        y_pred.lengths,
+        discs,
+        norms,
+        np.array([a.get("norm") is not None for a in args], dtype=np.int8),
+        bitset_ok,
+        _kernels.LOOKUP_IDS[lookup],
+        out,
+        effective_n_threads(n * min(k_max, width)),
+    )
+    return out
 
 
 def _restore_metric(cls, params):

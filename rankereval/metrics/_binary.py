@@ -13,8 +13,8 @@ class _CutoffMetric(Metric):
         self.k = check_k(k)
         self.truncated = check_flag(truncated, "truncated")
 
-    def _score(self, y_true, y_pred):
-        return self._run(y_true, y_pred, self.k, self.truncated)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k, "truncated": self.truncated}
 
 
 class Precision(_CutoffMetric):
@@ -294,8 +294,8 @@ class AP(Metric):
     def __init__(self, k=None):
         self.k = check_k(k, allow_none=True)
 
-    def _score(self, y_true, y_pred):
-        return self._run(y_true, y_pred, self.k)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k}
 
 
 class Success(Metric):
@@ -345,5 +345,5 @@ class Success(Metric):
     def __init__(self, k):
         self.k = check_k(k)
 
-    def _score(self, y_true, y_pred):
-        return self._run(y_true, y_pred, self.k)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k}

@@ -84,9 +84,9 @@ class DCG(Metric):
         """1 / log_b(i + 1) for ranks i = 1 .. n."""
         return 1.0 / _LOG_BASES[self.log_base](np.arange(2, n + 2, dtype=np.float64))
 
-    def _score(self, y_true, y_pred, norm=None):
-        disc = self._discounts(y_pred.indices.shape[1] + 1)
-        return self._run(y_true, y_pred, self.k, disc=disc, power=_SCALINGS[self.relevance_scaling], norm=norm)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k, "disc": self._discounts(y_pred.indices.shape[1] + 1),
+                "power": _SCALINGS[self.relevance_scaling]}
 
 
 class NDCG(DCG):
@@ -163,5 +163,5 @@ class NDCG(DCG):
             )
         return out
 
-    def _score(self, y_true, y_pred):
-        return super()._score(y_true, y_pred, norm=self._ideal(y_true))
+    def _kernel_args(self, y_true, y_pred):
+        return dict(super()._kernel_args(y_true, y_pred), norm=self._ideal(y_true))

@@ -36,8 +36,9 @@ def metric_names(aliases=False):
     Examples
     --------
     >>> from rankereval.metrics import metric_names
-    >>> metric_names()
-    ['p', 'recall', 'f1', 'hitrate', 'ap', 'rr', 'meanranks', 'firstrelevantrank', 'dcg', 'ndcg']
+    >>> metric_names()  # doctest: +NORMALIZE_WHITESPACE
+    ['p', 'recall', 'f1', 'hitrate', 'ap', 'success', 'rr', 'meanranks', 'firstrelevantrank',
+     'dcg', 'ndcg']
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """

@@ -11,8 +11,8 @@ class _WholeRankingMetric(Metric):
     def __init__(self):
         pass
 
-    def _score(self, y_true, y_pred):
-        return self._run(y_true, y_pred, None)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": None}
 
 
 class ReciprocalRank(Metric):
@@ -70,8 +70,8 @@ class ReciprocalRank(Metric):
     def __init__(self, k=None):
         self.k = check_k(k, allow_none=True)
 
-    def _score(self, y_true, y_pred):
-        return self._run(y_true, y_pred, self.k)
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k}
 
 
 class MeanRanks(_WholeRankingMetric):
