@@ -66,7 +66,14 @@ extensions = [
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
+    # figures made at build time (``.. plot::``, docs/guide/comparing_systems.rst); matplotlib
+    # is in the docs extra
+    "matplotlib.sphinxext.plot_directive",
 ]
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
+plot_rcparams = {"figure.autolayout": True}
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_tools", "_generated", "Thumbs.db", ".DS_Store"]
@@ -120,6 +127,8 @@ numpydoc_xref_aliases = {
     "NumericLabels": "rankereval.NumericLabels",
     "Rankings": "rankereval.Rankings",
     "BootstrapResult": "rankereval.bootstrap.BootstrapResult",
+    "Comparison": "rankereval.compare.Comparison",
+    "Metric": "rankereval.Metric",
 }
 numpydoc_xref_ignore = {
     "scipy",

@@ -100,3 +100,26 @@ def test_memory_latency_and_thread_scaling(bench, tmp_path):
     # threadpoolctl must reach rankereval's OpenMP runtime (when it was built with OpenMP)
     if sc["openmp"]:
         assert sc["threads"]["1"]["omp_max_threads_seen"] == 1
+
+
+def test_compare_benchmark(tmp_path, capsys):
+    """benchmarks/bench_compare.py at --size tiny against scipy (ranx: numba compiles too long)."""
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_bench_compare", os.path.join(BENCH, "bench_compare.py"))
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        code = module.main(["--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200",
+                            "--resamples", "999", "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
+    finally:
+        sys.path[:] = saved
+    assert code == 0
+    with open(tmp_path / "cmp.json") as fh:
+        res = json.load(fh)
+    assert res["resamples"] == 999 and set(res["workloads"]) == {"ir", "recsys"}
+    for w in res["workloads"].values():
+        libs = w["libraries"]
+        assert libs["rankereval"]["comparisons"] == 15 and libs["rankereval_2runs"]["comparisons"] == 5
+        assert libs["rankereval"]["median_s"] > 0
+        assert libs["scipy"]["comparisons"] == 15 and libs["scipy"]["pvalues_agree"]
+        assert set(libs["scipy"]["measured"]) == {"20", "200"} and w["speedup"]["scipy"] > 0

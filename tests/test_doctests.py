@@ -10,7 +10,8 @@ import importlib
 import numpy as np
 import pytest
 
-MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bootstrap", "rankereval.io", "rankereval.cli"]
+MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bootstrap", "rankereval.io", "rankereval.cli",
+           "rankereval.compare"]
 
 
 def _doctests():

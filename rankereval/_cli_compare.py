@@ -1,0 +1,215 @@
+"""The ``rankereval compare`` subcommand (hooked into ``rankereval.cli`` in two lines).
+
+::
+
+    rankereval compare QRELS RUN RUN [RUN ...] -m ndcg@10 map [--baseline NAME|INDEX]
+        [--test t|permutation|bootstrap|tukey] [--correction holm|bonferroni|bh|none]
+        [--alpha A] [--n-resamples B] [--seed S] [-f table|json|csv|markdown|latex]
+        [--plot FILE.png|.pdf|.svg]
+
+Wiring, in ``rankereval/cli.py``::
+
+    from rankereval._cli_compare import add_compare_subparser, run_compare
+    # build_parser(): next to "evaluate" (and "compare" in the subparsers' metavar)
+    parser.subcommands["compare"] = add_compare_subparser(sub)
+    # main(), before the evaluate/example branch
+    if args.command == "compare": return run_compare(args, out, err)
+
+``run_compare`` handles its own errors and returns the exit status, as ``evaluate`` does: 0
+on success, 2 for usage errors (unknown metric, bad option), 1 when an input cannot be read
+or is invalid (the message names the file and line); messages go to ``err``.
+"""
+import csv
+import io
+import os
+
+__all__ = ["add_compare_subparser", "run_compare"]
+
+DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
+FORMATS = ("table", "json", "csv", "markdown", "latex")
+
+
+def add_compare_subparser(sub):
+    """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
+    from rankereval.cli import _confidence, _finite_float, _positive_int
+    from rankereval.compare import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
+
+    p = sub.add_parser(
+        "compare", help="compare TREC runs with paired significance tests",
+        description="Score every run with every metric on the same queries (aligned by query "
+                    "id), test each pair of runs (or each run against --baseline) and correct "
+                    "the p-values for the comparisons of each metric.")
+    p.add_argument("qrels", help="qrels file")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+    p.add_argument("-m", "--metrics", nargs="+", metavar="METRIC", default=None,
+                   help=f"metrics, e.g. ndcg@10 map (default: {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--names", nargs="+", metavar="NAME", default=None,
+                   help="run names (default: the file names without extension)")
+    p.add_argument("--baseline", metavar="NAME|INDEX", default=None,
+                   help="compare every run with this one (a name, or a 0-based position); "
+                        "default: all pairs")
+    p.add_argument("--test", choices=TESTS, default="t",
+                   help="t (paired t-test, default), permutation (randomization), bootstrap, or "
+                        "tukey (randomized Tukey HSD over all runs)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-testing correction over the comparisons of each metric (default: holm)")
+    p.add_argument("--alpha", type=_confidence, default=0.05, help="significance level (default: 0.05)")
+    p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
+                   help="two-sided (default), greater (run > baseline) or less")
+    p.add_argument("--n-resamples", type=_positive_int, default=10_000, metavar="B",
+                   help="resamples of the resampling tests, > 1 (default: 10000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh randomness)")
+    p.add_argument("--queries", choices=QUERIES, default="error",
+                   help="runs ranking different queries: error (default), intersection, or "
+                        "union (missing queries scored as empty rankings, as trec_eval -c)")
+    p.add_argument("--nan-handling", choices=NAN_HANDLING, default="drop",
+                   help="queries whose metric is undefined (e.g. no relevant document): drop "
+                        "(default), zerofill, or propagate (that metric's results are NaN)")
+    p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
+                   help="grade from which a document is relevant for binary metrics (default: 1)")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table",
+                   help="output format (default: table)")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="also save a forest plot of the differences (.png, .pdf or .svg; needs matplotlib)")
+    p.add_argument("--quiet", action="store_true", help="no notes on stderr")
+    p.set_defaults(_compare_parser=p)
+    return p
+
+
+def _run_names(paths, names):
+    from rankereval.cli import UsageError
+
+    if names is not None:
+        if len(names) != len(paths):
+            raise UsageError(f"--names gives {len(names)} names for {len(paths)} runs")
+        if len(set(names)) != len(names):
+            raise UsageError(f"--names must be distinct, got {names}")
+        return list(names)
+    out = []
+    for path in paths:
+        base = os.path.basename(path)
+        if base.endswith(".gz"):
+            base = base[:-3]
+        stem = os.path.splitext(base)[0] or base
+        name, k = stem, 2
+        while name in out:
+            name, k = f"{stem}-{k}", k + 1
+        out.append(name)
+    return out
+
+
+def _baseline(text, names):
+    from rankereval.cli import UsageError
+
+    if text is None or text in names:
+        return text
+    try:
+        i = int(text)
+    except ValueError:
+        raise UsageError(f"--baseline {text!r} is neither a run name ({', '.join(names)}) nor a position") from None
+    if not 0 <= i < len(names):
+        raise UsageError(f"--baseline {i} is not a position of the {len(names)} runs (0-based)")
+    return names[i]
+
+
+def _metrics(texts):
+    """{name as typed: Metric}, parsed as ``rankereval evaluate`` parses them."""
+    from argparse import Namespace
+
+    from rankereval.cli import parse_metrics
+
+    return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))
+
+
+def render(cmp, fmt):
+    """The output text of a Comparison in format ``fmt``."""
+    from rankereval import _render
+    from rankereval.compare import LONG_COLUMNS
+
+    if fmt == "json":
+        return cmp.to_json(indent=2) + "\n"
+    if fmt == "markdown":
+        return cmp.to_markdown()
+    if fmt == "latex":
+        return cmp.to_latex()
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(LONG_COLUMNS)
+        for row in cmp.rows():
+            w.writerow([_render.csv_number(v) if isinstance(v, float) else v for v in row.values()])
+        return buf.getvalue()
+    # table: the runs x metrics summary, then one line per comparison
+    summary = repr(cmp).split("\n", 1)[1]
+    conf = f"{100 * (1 - cmp.alpha):g}% CI"
+    header = ["metric", "comparison", "diff", conf, "p", "p corr.", "sig.", "W/T/L"]
+    rows = []
+    for r in cmp.rows():
+        rows.append([r["metric"], f"{r['run']} - {r['baseline']}", _render.fmt(r["diff"]),
+                     f"[{_render.fmt(r['ci_low'])}, {_render.fmt(r['ci_high'])}]", f"{r['p_value']:.4g}",
+                     f"{r['p_corrected']:.4g}", "*" if r["significant"] else "",
+                     f"{r['wins']}/{r['ties']}/{r['losses']}"])
+    return summary + "\n\n" + _render.table(header, rows) + "\n" + cmp.caption() + "\n"
+
+
+def _compare(args, out, err):
+    from rankereval.cli import UsageError
+    from rankereval.compare import compare
+    from rankereval.io import read_trec
+
+    if len(args.runs) < 2:
+        raise UsageError("give at least two run files to compare")
+    names = _run_names(args.runs, args.names)
+    baseline = _baseline(args.baseline, names)
+    datas = {}
+    for name, path in zip(names, args.runs):
+        data = read_trec(args.qrels, path, relevance_level=args.relevance_level, missing="empty")
+        if not args.quiet:
+            for note in data.report.notes():
+                if "not in the run" not in note:        # reported below, after alignment
+                    print(f"rankereval: note: {name}: {note}", file=err)
+        datas[name] = data
+    metrics = _metrics(args.metrics or DEFAULT_METRICS)
+    cmp = compare(None, datas, metrics, baseline=baseline, test=args.test, correction=args.correction,
+                  alpha=args.alpha, n_resamples=args.n_resamples, alternative=args.alternative,
+                  nan_handling=args.nan_handling, queries=args.queries, random_state=args.seed)
+    if not args.quiet:
+        rep = cmp.report
+        for name, ids in rep["missing"].items():
+            if ids:
+                what = "scored as empty rankings" if args.queries == "union" else "not compared"
+                print(f"rankereval: note: {name} does not rank {len(ids)} of the {rep['n_union']} "
+                      f"queries ranked by some run ({what})", file=err)
+        if rep["n_qrels_not_ranked"]:
+            print(f"rankereval: note: {rep['n_qrels_not_ranked']} judged queries are ranked by no "
+                  "run and not compared (as trec_eval)", file=err)
+    out.write(render(cmp, args.format))
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        fig = cmp.plot("forest")
+        fig.savefig(args.plot, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return 0
+
+
+def run_compare(args, out, err):
+    """Run ``rankereval compare`` for parsed ``args``; returns the exit status (errors are
+    handled as ``rankereval evaluate`` handles them)."""
+    from rankereval.cli import UsageError, _describe, _silence_stdout
+
+    try:
+        return _compare(args, out, err)
+    except UsageError as exc:
+        args._compare_parser.print_usage(err)
+        print(f"rankereval compare: error: {exc}", file=err)
+        return 2
+    except (OSError, ValueError, ImportError) as exc:  # input and environment problems only
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            return 1
+        print(f"rankereval: error: {_describe(exc)}", file=err)
+        return 1
