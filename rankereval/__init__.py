@@ -34,8 +34,11 @@ from rankereval.metrics import (
 )
 
 from rankereval._version import __version__
+# the function shadows the module as an attribute of the package (as with evaluate);
+# `import rankereval.compare` and `from rankereval.compare import ...` still reach the module
+from rankereval.compare import Comparison, compare  # noqa: E402
 
-for _obj in (evaluate, Evaluation, UndefinedMetricWarning):
+for _obj in (evaluate, Evaluation, UndefinedMetricWarning, Comparison):
     _obj.__module__ = __name__  # documented and pickled under the public name
 del _obj
 
@@ -47,6 +50,8 @@ __all__ = [
     "UndefinedMetricWarning",
     "evaluate",
     "Evaluation",
+    "compare",
+    "Comparison",
     "Metric",
     "Precision",
     "Recall",

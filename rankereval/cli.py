@@ -5,6 +5,9 @@ Subcommands
 ``evaluate QRELS RUN``
     Read a TREC qrels and run file (plain or gzip) and print the mean of each metric, with
     ``--ci`` a bootstrap confidence interval, with ``--per-query`` one row per query.
+``compare QRELS RUN RUN [RUN ...]``
+    Paired significance tests between runs, corrected for multiple comparisons
+    (:func:`rankereval.compare`); tables, JSON, CSV, Markdown, LaTeX and a plot.
 ``example``
     The same on the small synthetic TREC pair shipped with the package (see
     ``rankereval/_sample/make_sample.py``): real output right after installing.
@@ -153,7 +156,7 @@ def build_parser():
         epilog="Run 'rankereval example' to see it work on the bundled sample.",
     )
     parser.add_argument("--version", action="version", version=f"rankereval {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,example,metrics}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,example,metrics}")
     sub.required = True
     ev = sub.add_parser("evaluate", help="evaluate a TREC run against TREC qrels",
                         description="Evaluate a TREC run (query Q0 docid rank score tag) against TREC "
@@ -166,7 +169,9 @@ def build_parser():
                                     "(made by rankereval/_sample/make_sample.py).")
     _add_eval_options(ex, default_seed=0)
     ls = sub.add_parser("metrics", help="list metric names and aliases")
-    parser.subcommands = {"evaluate": ev, "example": ex, "metrics": ls}
+    from rankereval._cli_compare import add_compare_subparser
+
+    parser.subcommands = {"evaluate": ev, "compare": add_compare_subparser(sub), "example": ex, "metrics": ls}
     return parser
 
 
@@ -292,6 +297,10 @@ def main(argv=None):
     except SystemExit as exc:  # --help, --version, usage errors (status 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
+        if args.command == "compare":
+            from rankereval._cli_compare import run_compare
+
+            return run_compare(args, out, err)
         if args.command == "metrics":
             out.write(_metrics_listing())
             return 0
