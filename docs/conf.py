@@ -76,7 +76,7 @@ plot_formats = [("png", 110)]
 plot_rcparams = {"figure.autolayout": True}
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_tools", "_generated", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_tools", "_metric_*.rst", "Thumbs.db", ".DS_Store"]
 root_doc = "index"
 language = "en"
 default_role = "autolink"
@@ -88,9 +88,9 @@ pygments_style = "sphinx"
 autosummary_generate = sorted(
     os.path.relpath(os.path.join(d, f), os.path.dirname(os.path.abspath(__file__)))
     for d, _, files in os.walk(os.path.dirname(os.path.abspath(__file__)))
-    if "_build" not in d and "_generated" not in d
-    for f in files if f.endswith(".rst")
-) + ["_generated/metric_autosummary.rst"]
+    if "_build" not in d
+    for f in files if f.endswith(".rst") and not f.startswith("_metric_")
+) + ["_metric_autosummary.rst"]
 autosummary_imported_members = False
 autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "none"
@@ -317,7 +317,7 @@ def _resolve_reexported(app, env, node, contnode):
 
 
 def _write_metric_table(app):
-    """docs/_generated/: the table of metrics and the API list of metric classes, from the
+    """docs/_metric_*.rst: the table of metrics and the API list of metric classes, from the
     metric registry (a new metric appears in the docs without editing any page)."""
     from rankereval.metrics._base import _registered
 
@@ -335,10 +335,10 @@ def _write_metric_table(app):
     autosummary = (".. currentmodule:: rankereval\n\n"
                    ".. autosummary::\n   :toctree: api/generated\n   :nosignatures:\n\n"
                    + "".join(f"   {cls.__name__}\n" for cls in _registered()))
-    out = os.path.join(app.srcdir, "_generated")
-    os.makedirs(out, exist_ok=True)
-    for name, content in (("metric_table.rst", text), ("metric_autosummary.rst", autosummary)):
-        path = os.path.join(out, name)
+    # next to the pages that include them (docs/), so that autosummary resolves the stubs'
+    # directory the same way when it generates them and when api.rst includes the list
+    for name, content in (("_metric_table.rst", text), ("_metric_autosummary.rst", autosummary)):
+        path = os.path.join(app.srcdir, name)
         if not os.path.exists(path) or open(path).read() != content:
             with open(path, "w") as fh:
                 fh.write(content)
