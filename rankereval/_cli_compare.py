@@ -23,9 +23,10 @@ import csv
 import io
 import os
 
+from rankereval.cli import DEFAULT_METRICS
+
 __all__ = ["add_compare_subparser", "run_compare"]
 
-DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
 FORMATS = ("table", "json", "csv", "markdown", "latex")
 
 
@@ -199,17 +200,6 @@ def _compare(args, out, err):
 def run_compare(args, out, err):
     """Run ``rankereval compare`` for parsed ``args``; returns the exit status (errors are
     handled as ``rankereval evaluate`` handles them)."""
-    from rankereval.cli import UsageError, _describe, _silence_stdout
+    from rankereval.cli import guarded
 
-    try:
-        return _compare(args, out, err)
-    except UsageError as exc:
-        args._compare_parser.print_usage(err)
-        print(f"rankereval compare: error: {exc}", file=err)
-        return 2
-    except (OSError, ValueError, ImportError) as exc:  # input and environment problems only
-        if isinstance(exc, BrokenPipeError):
-            _silence_stdout()
-            return 1
-        print(f"rankereval: error: {_describe(exc)}", file=err)
-        return 1
+    return guarded(lambda: _compare(args, out, err), args._compare_parser, "compare", err)

@@ -34,7 +34,6 @@ import json
 import math
 import os
 import sys
-from dataclasses import dataclass
 
 __all__ = ["main", "DEFAULT_METRICS"]
 
@@ -296,29 +295,42 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (status 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    if args.command == "compare":
+        from rankereval._cli_compare import run_compare
+
+        return run_compare(args, out, err)
+    return guarded(lambda: _dispatch(args, out, err), parser.subcommands.get(args.command, parser),
+                   args.command, err)
+
+
+def _dispatch(args, out, err):
+    if args.command == "metrics":
+        out.write(_metrics_listing())
+        return 0
+    if args.command == "example":
+        from rankereval.io import sample_paths
+
+        qrels, run = sample_paths()
+        if not args.quiet:
+            metrics = " ".join(args.metrics or DEFAULT_METRICS)
+            print(f"rankereval: evaluating the synthetic sample shipped with rankereval "
+                  f"(rankereval/_sample/make_sample.py), i.e.\n"
+                  f"  rankereval evaluate {qrels} {run} -m {metrics}", file=err)
+    else:
+        qrels, run = args.qrels, args.run
+    return _run(args, qrels, run, out, err)
+
+
+def guarded(call, usage_parser, command, err):
+    """Run a subcommand; turn its errors into a message on ``err`` and the exit status: 2
+    for usage errors (with the subcommand's usage), 1 for input and environment problems
+    (files, formats, missing optional dependencies), 130 on Ctrl-C. Anything else is a bug
+    and propagates with its traceback."""
     try:
-        if args.command == "compare":
-            from rankereval._cli_compare import run_compare
-
-            return run_compare(args, out, err)
-        if args.command == "metrics":
-            out.write(_metrics_listing())
-            return 0
-        if args.command == "example":
-            from rankereval.io import sample_paths
-
-            qrels, run = sample_paths()
-            if not args.quiet:
-                metrics = " ".join(args.metrics or DEFAULT_METRICS)
-                print(f"rankereval: evaluating the synthetic sample shipped with rankereval "
-                      f"(rankereval/_sample/make_sample.py), i.e.\n"
-                      f"  rankereval evaluate {qrels} {run} -m {metrics}", file=err)
-        else:
-            qrels, run = args.qrels, args.run
-        return _run(args, qrels, run, out, err)
+        return call()
     except UsageError as exc:
-        parser.subcommands.get(args.command, parser).print_usage(err)
-        print(f"rankereval {args.command}: error: {exc}", file=err)
+        usage_parser.print_usage(err)
+        print(f"rankereval {command}: error: {exc}", file=err)
         return 2
     except (OSError, ValueError, ImportError) as exc:  # input and environment problems only
         if isinstance(exc, BrokenPipeError):

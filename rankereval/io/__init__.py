@@ -61,7 +61,8 @@ return).
 """
 from rankereval.io._result import ReadReport, TrecData, TrecFormatError
 from rankereval.io._source import _pandas  # noqa: F401  (used by the result objects)
-from rankereval.io._trec import EXTRA, MISSING, ORDER_BY, TIE_BREAKS, from_dataframes, read_trec, sample_paths
+from rankereval.io._trec import (  # noqa: F401  (the option choices, for the command line)
+    EXTRA, MISSING, ORDER_BY, TIE_BREAKS, from_dataframes, read_trec, sample_paths)
 
 __all__ = ["TrecData", "ReadReport", "TrecFormatError", "read_trec", "from_dataframes", "sample_paths"]
 

@@ -17,7 +17,7 @@ import numpy as np
 from rankereval import _kernels
 from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
-from rankereval._validation import bitset_fits, check_nan_handling
+from rankereval._validation import bitset_fits, check_k, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
 
@@ -386,6 +386,16 @@ class Metric:
                                 "(a bool default, or an entry in info.choices)")
         names = list(axes)
         return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+
+
+class _OptionalCutoffMetric(Metric):
+    """A metric whose one parameter is a cutoff ``k`` that may be None (the whole ranking)."""
+
+    def __init__(self, k=None):
+        self.k = check_k(k, allow_none=True)
+
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k}
 
 
 def _score_many(metrics, y_true, y_pred):

@@ -3,7 +3,7 @@
 Each needs :class:`~rankereval.BinaryLabels` (an item is relevant or not).
 """
 from rankereval._validation import check_flag, check_k
-from rankereval.metrics._base import Metric, MetricInfo
+from rankereval.metrics._base import Metric, MetricInfo, _OptionalCutoffMetric
 
 
 class _CutoffMetric(Metric):
@@ -235,7 +235,7 @@ class HitRate(_CutoffMetric):
     )
 
 
-class AP(Metric):
+class AP(_OptionalCutoffMetric):
     r"""AveragePrecision@k: precision averaged over the ranks of the relevant items.
 
     Parameters
@@ -290,12 +290,6 @@ class AP(Metric):
         summary="AP@k: average precision (mean: MAP); no @k: the whole ranking, "
                 "trec_eval's map",
     )
-
-    def __init__(self, k=None):
-        self.k = check_k(k, allow_none=True)
-
-    def _kernel_args(self, y_true, y_pred):
-        return {"k": self.k}
 
 
 class Success(Metric):

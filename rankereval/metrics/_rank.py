@@ -1,8 +1,7 @@
 """Rank-based metrics: where the relevant items are (ReciprocalRank, MeanRanks,
 FirstRelevantRank). Each needs :class:`~rankereval.BinaryLabels`.
 """
-from rankereval._validation import check_k
-from rankereval.metrics._base import Metric, MetricInfo
+from rankereval.metrics._base import Metric, MetricInfo, _OptionalCutoffMetric
 
 
 class _WholeRankingMetric(Metric):
@@ -15,7 +14,7 @@ class _WholeRankingMetric(Metric):
         return {"k": None}
 
 
-class ReciprocalRank(Metric):
+class ReciprocalRank(_OptionalCutoffMetric):
     r"""ReciprocalRank@k: one over the rank of the first relevant item in the top k.
 
     Its mean over rankings is the mean reciprocal rank (MRR@k).
@@ -66,12 +65,6 @@ class ReciprocalRank(Metric):
         summary="ReciprocalRank@k: 1 / rank of the first relevant item (mean: MRR); "
                 "no @k: the whole ranking",
     )
-
-    def __init__(self, k=None):
-        self.k = check_k(k, allow_none=True)
-
-    def _kernel_args(self, y_true, y_pred):
-        return {"k": self.k}
 
 
 class MeanRanks(_WholeRankingMetric):
