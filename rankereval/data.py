@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from rankereval import _convert
+from rankereval import _convert, _topk
 
 __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "Rankings"]
 
@@ -32,6 +32,9 @@ _PARALLEL_MIN_WORK = 500_000
 # a converted ranking array at least this large is written around the caches (streaming
 # stores): it would not stay in them anyway, and an ordinary store first reads each line
 _STREAM_BYTES = 16 << 20
+# room in the top-k selection buffer beyond k: a compaction every _TOPK_SLACK candidates
+# at least, even for a small k (see _topk.h)
+_TOPK_SLACK = 64
 
 
 class InvalidValuesWarning(UserWarning):
@@ -144,6 +147,7 @@ def _ragged_ids(x, name):
 
     Accepts a flat 1-D list/array (one row), a list of lists/arrays (ragged), or a 2-D array.
     """
+    x = _host_array(x, name)
     _reject_masked(x, name)
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
@@ -356,6 +360,7 @@ class Labels:
     @classmethod
     def _from_matrix(cls, labels, binary):
         name = "labels"
+        labels = _host_array(labels, name)
         _reject_masked(labels, name)
         if sp.issparse(labels):
             return cls._from_sparse_matrix(labels, name, binary)
@@ -767,6 +772,7 @@ class Rankings:
             If a ranking is empty (after filtering).
         """
         name = "indices"
+        indices = _host_array(indices, name)
         _reject_masked(indices, name)
         if isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
             ranks = _dense_rankings(indices, name)
@@ -817,11 +823,11 @@ class Rankings:
         """
         k = _parse_k(k)
         name = "raw_scores"
+        raw_scores = _host_array(raw_scores, name)
         _reject_masked(raw_scores, name)
         if sp.issparse(raw_scores):
             m = _canonical_sparse(raw_scores, name)
-            with np.errstate(over="ignore"):
-                data = _check_scores(m.data, name).astype(np.float64, copy=False)
+            data, half = _kernel_scores(_check_scores(m.data, name))
             n_rows, n_items = m.shape
             indptr = m.indptr.astype(np.int64)
             ids = m.indices.astype(np.int64)
@@ -833,11 +839,12 @@ class Rankings:
                 arr = _score_rows(raw_scores, name)
             else:
                 raise TypeError(
-                    f"{name}: expected a NumPy array, a list of score rows or a SciPy sparse matrix, "
-                    f"got {type(raw_scores).__name__}"
+                    f"{name}: expected a NumPy array (or an array exposing __dlpack__ or __array__), "
+                    f"a list of score rows or a SciPy sparse matrix, got {type(raw_scores).__name__}"
                 )
             if isinstance(arr, tuple):  # ragged rows as (indptr, data)
                 indptr, data = arr
+                data, half = _kernel_scores(data)
                 n_rows = indptr.size - 1
                 lengths = np.diff(indptr)
                 n_items = int(lengths.max()) if n_rows else 0
@@ -850,31 +857,39 @@ class Rankings:
                     raise ValueError(f"{name}: expected at most two dimensions, got shape {arr.shape}")
                 if arr.ndim == 1:
                     arr = arr[None, :]
-                dense = _check_scores(arr, name)
-                if dense.dtype not in (np.float32, np.float64) or not dense.dtype.isnative:
-                    with np.errstate(over="ignore"):  # beyond float64 becomes inf: dropped below
-                        dense = dense.astype(np.float64)
+                dense, half = _kernel_scores(_check_scores(arr, name))
+                if dense.shape[1] > 1 and dense.strides[1] != dense.itemsize:
+                    dense = np.ascontiguousarray(dense)  # the kernel reads rows as contiguous runs
                 n_rows, n_items = dense.shape
-        width = n_items if k is None else min(k, n_items)
-        if dense is None:
-            max_len = int(np.diff(indptr).max()) if n_rows else 0
-            width = min(width, max_len)
-        out = np.full((n_rows, width), -1, dtype=_id_dtype(max(n_items - 1, 0)))
-        out_len = np.empty(n_rows, dtype=np.int64)
-        n_invalid = np.empty(n_rows, dtype=np.int64)
         vp, vi, vmode = _filter_structure(valid_items, n_rows, "valid_items")
         xp, xi, xmode = _filter_structure(invalid_items, n_rows, "invalid_items")
-        kk = width if k is None else k
-        if dense is not None:
-            _convert.rank_dense_scores(dense, kk, vp, vi, vmode, xp, xi, xmode, out, out_len, n_invalid,
-                                       _n_threads(dense.size))
-        else:
-            _convert.rank_csr_scores(indptr, ids, data, kk, vp, vi, vmode, xp, xi, xmode, out, out_len,
-                                     n_invalid, _n_threads(data.size))
+        # the most candidates a row can have: what the output and the selection buffer need
+        most = n_items if dense is not None else (int(np.diff(indptr).max()) if n_rows else 0)
+        if vmode:
+            below = np.zeros(vi.size, dtype=np.int64)  # valid ids that are items of the scores
+            np.cumsum(vi[:-1] < n_items, out=below[1:])
+            most = min(most, int((below[vp[1:]] - below[vp[:-1]]).max()))
+        kk = most if k is None else min(k, most)
+        out = np.full((n_rows, kk), -1, dtype=_id_dtype(max(n_items - 1, 0)))
+        out_len = np.zeros(n_rows, dtype=np.int64)
+        n_invalid = np.zeros(n_rows, dtype=np.int64)
+        if kk > 0:
+            # the buffer: the k best so far plus room for candidates above the threshold
+            cap = most if kk >= most else min(most, max(2 * kk, kk + _TOPK_SLACK))
+            scores = dense if dense is not None else data
+            code = 2 if half else _SCORE_CODES[scores.dtype.kind, scores.dtype.itemsize]
+            _topk.topk(
+                code, scores.dtype.itemsize,
+                None if dense is None else dense.view(np.uint8), n_items,
+                _EMPTY_I64 if dense is not None else indptr, _EMPTY_I64 if dense is not None else ids,
+                None if dense is not None else data.view(np.uint8),
+                kk, cap, vp, vi, vmode, xp, xi, xmode,
+                out.view(np.uint8), out.dtype == np.int64, out_len, n_invalid, _n_threads(scores.size),
+            )
         total_invalid = int(n_invalid.sum())
         if total_invalid:
             warnings.warn(
-                f"dropped {total_invalid} scores that are NaN or infinite in float64, in "
+                f"dropped {total_invalid} candidate scores that are NaN or infinite, in "
                 f"{int(np.count_nonzero(n_invalid))} rows",
                 InvalidValuesWarning,
                 stacklevel=2,
@@ -954,7 +969,8 @@ def _check_scores(arr, name):
 
 
 def _score_rows(rows, name):
-    """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged."""
+    """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged. The
+    rows keep their (common) dtype: integer scores are compared exactly."""
     if len(rows) == 0 or not any(_is_sequence(r) for r in rows):
         rows = [rows]
     elif not all(_is_sequence(r) for r in rows):
@@ -966,12 +982,82 @@ def _score_rows(rows, name):
         if a.ndim != 1:
             raise ValueError(f"{name}: expected at most two dimensions (rows of scores)")
         if a.size:
-            _check_scores(a, name)
-        with np.errstate(over="ignore"):
-            arrs.append(a.astype(np.float64))
+            arrs.append(_check_scores(a, name))
+        else:
+            arrs.append(a)
+    filled = [a.dtype for a in arrs if a.size]
+    dtype = np.result_type(*filled) if filled else np.dtype(np.float64)
+    if dtype.kind == "O":  # e.g. int64 and uint64 rows
+        dtype = np.dtype(np.float64)
+    with np.errstate(over="ignore"):
+        arrs = [a.astype(dtype, copy=False) for a in arrs]
     lengths = np.fromiter((a.size for a in arrs), dtype=np.int64, count=len(arrs))
     if lengths.size and (lengths == lengths[0]).all():
         return np.stack(arrs) if lengths[0] else np.zeros((len(arrs), 0))
     indptr = np.zeros(len(arrs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     return indptr, np.concatenate(arrs)
+
+
+# score types of the top-k kernel (re_score_code in _topk.h; 2 is float16, read as uint16)
+_SCORE_CODES = {("f", 4): 0, ("f", 8): 1, ("i", 1): 3, ("i", 2): 4, ("i", 4): 5, ("i", 8): 6,
+                ("u", 1): 7, ("u", 2): 8, ("u", 4): 9, ("u", 8): 10}
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+
+
+def _kernel_scores(arr):
+    """Scores as the top-k kernels read them, without a copy where the dtype allows:
+    ``(array, is_float16)``. float16 is read as its bits (viewed as uint16), booleans as
+    uint8; only a non-native byte order or a float wider than 64 bits is converted."""
+    dt = arr.dtype
+    if not dt.isnative:
+        arr = arr.astype(dt.newbyteorder("="))
+        dt = arr.dtype
+    if dt.kind == "b":
+        return arr.view(np.uint8), False
+    if dt == np.float16:
+        return arr.view(np.uint16), True
+    if dt.kind == "f" and dt not in (np.float32, np.float64):
+        with np.errstate(over="ignore"):  # beyond float64 becomes inf: dropped with a warning
+            return arr.astype(np.float64), False
+    return arr, False
+
+
+# DLPack device types (dlpack.h) named in the error for arrays that are not in host memory
+_DLPACK_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm", 13: "CUDA managed",
+                   14: "oneAPI"}
+_DLPACK_HOST = (1, 3)  # CPU, CUDA pinned host memory
+
+
+def _host_array(x, name):
+    """An ndarray for an array object of another library (PyTorch, JAX, CuPy, ...) that
+    exposes ``__dlpack__`` or ``__array__``; anything else is returned unchanged.
+
+    DLPack shares the memory (no copy); an array in device memory is refused with a message
+    saying to move it to the host.
+    """
+    if x is None or isinstance(x, (np.ndarray, list, tuple)) or sp.issparse(x):
+        return x
+    if hasattr(x, "__dlpack_device__"):
+        try:
+            device = int(x.__dlpack_device__()[0])
+        except Exception:  # a broken protocol: let __dlpack__ / __array__ decide
+            device = 1
+        if device not in _DLPACK_HOST:
+            raise TypeError(
+                f"{name}: the {type(x).__name__} is in {_DLPACK_DEVICES.get(device, f'device type {device}')} "
+                "memory; move it to the host first (e.g. tensor.cpu() in PyTorch, "
+                "jax.device_get(x), cupy.asnumpy(x))"
+            )
+    if hasattr(x, "__dlpack__"):
+        try:
+            return np.from_dlpack(x)
+        except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+            if not hasattr(x, "__array__"):
+                raise TypeError(f"{name}: could not read the {type(x).__name__} through DLPack: {exc}") from None
+    if hasattr(x, "__array__"):
+        try:
+            return np.asarray(x)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"{name}: could not read the {type(x).__name__} as a NumPy array: {exc}") from None
+    return x
