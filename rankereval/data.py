@@ -61,6 +61,14 @@ def _readonly(a):
     return a
 
 
+def _frozen_view(a):
+    """A read-only view of storage frozen by this module (a row slice of a Labels or Rankings
+    object): shared without a copy, its base stays read-only."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def _id_dtype(max_id):
     return np.int32 if max_id <= _INT32_MAX else np.int64
 
@@ -240,6 +248,62 @@ def _canonical_sparse(x, name):
 
 
 # ----------------------------------------------------------------------------------------
+# batches: row selection and concatenation
+# ----------------------------------------------------------------------------------------
+
+def _row_selection(key, n, cls_name):
+    """``((start, stop), None)`` for a slice with step 1, else ``(None, rows)`` with the
+    selected row numbers as a non-negative int64 array."""
+    if isinstance(key, slice):
+        start, stop, step = key.indices(n)
+        if step == 1:
+            return (start, max(start, stop)), None
+        return None, np.arange(start, stop, step, dtype=np.int64)
+    if isinstance(key, (Integral, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        raise TypeError(
+            f"{cls_name} rows are selected with a slice, a boolean mask or a list of row numbers; "
+            f"for row {key} write [{key}:{key} + 1] or [[{key}]]"
+        )
+    arr = _host_array(key, "key")
+    if isinstance(arr, (list, tuple)):
+        arr = np.asarray(arr) if len(arr) else np.zeros(0, dtype=np.int64)
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(
+            f"{cls_name} rows are selected with a slice, a boolean mask or integer row numbers, "
+            f"got {type(key).__name__}"
+        )
+    if arr.ndim != 1:
+        raise IndexError(f"a row selection must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == np.bool_:
+        if arr.shape[0] != n:
+            raise IndexError(f"the boolean row mask has {arr.shape[0]} entries, expected one per row ({n})")
+        return None, np.flatnonzero(arr)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(f"row numbers must be integers or booleans, got values of dtype {arr.dtype}")
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        bad = arr[(arr < -n) | (arr >= n)][0]
+        raise IndexError(f"row {bad} is out of range for {n} rows")
+    rows = arr.astype(np.int64)
+    return None, np.where(rows < 0, rows + n, rows)
+
+
+def _batch_parts(seq, cls, base, name):
+    """The parts to concatenate as a list, all of class ``cls`` (or of one subclass of
+    ``base`` when ``cls`` is None)."""
+    if isinstance(seq, (base, np.ndarray, str)) or not hasattr(seq, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence (e.g. a list) of {(cls or base).__name__} objects, "
+                        f"got {type(seq).__name__}")
+    parts = list(seq)
+    if not parts:
+        raise ValueError(f"{name}: need at least one {(cls or base).__name__} to concatenate")
+    want = cls or type(parts[0])
+    for i, p in enumerate(parts):
+        if type(p) is not want:
+            raise TypeError(f"{name}[{i}]: expected {want.__name__}, got {type(p).__name__}")
+    return parts
+
+
+# ----------------------------------------------------------------------------------------
 # labels
 # ----------------------------------------------------------------------------------------
 
@@ -259,13 +323,17 @@ class Labels:
         )
 
     @classmethod
-    def _from_canonical(cls, indptr, indices, values, n_items):
-        """Wrap arrays that already satisfy the storage invariants (no checks, no copies)."""
+    def _from_canonical(cls, indptr, indices, values, n_items, shared=False):
+        """Wrap arrays that already satisfy the storage invariants (no checks, no copies).
+
+        ``shared``: ``indices`` and ``values`` are views of another object's frozen storage.
+        """
+        freeze = _frozen_view if shared else _readonly
         self = object.__new__(cls)
         self._indptr = _readonly(indptr)
-        self._indices = _readonly(indices)
+        self._indices = freeze(indices)
         # BinaryLabels may leave values unset (None): all ones, made on first use (_vals)
-        self._values = None if values is None else _readonly(values)
+        self._values = None if values is None else freeze(values)
         self._n_items = int(n_items)
         return self
 
@@ -355,6 +423,106 @@ class Labels:
 
     def __repr__(self):
         return f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self._n_items}, nnz={self._indices.shape[0]})"
+
+    # -- batches -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        """Rows ``key`` of the labels, as labels of the same class.
+
+        ``key`` is a slice (``y[1000:2000]``; the stored ids and values are shared, not
+        copied, for a step of 1), a boolean mask with one entry per row, or integer row
+        numbers (negative numbers count from the end, as in NumPy). A single integer is
+        refused: write ``y[i:i + 1]`` or ``y[[i]]`` for one row.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> y = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3], [4]])
+        >>> y[1:].indices_to_list()
+        [[1, 2, 3], [4]]
+        >>> y[[2, 0]].indices_to_list()
+        [[4], [0, 5]]
+        >>> y[np.array([True, False, True])].indices_to_list()
+        [[0, 5], [4]]
+        """
+        indptr = self._indptr
+        step1, rows = _row_selection(key, self.n_rows, type(self).__name__)
+        if step1 is not None:
+            start, stop = step1
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            values = None if self._values is None else self._values[lo:hi]
+            return type(self)._from_canonical(
+                indptr[start:stop + 1] - indptr[start], self._indices[lo:hi], values, self._n_items, shared=True
+            )
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        new_indptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
+        np.cumsum(counts, out=new_indptr[1:])
+        pos = np.arange(int(new_indptr[-1]), dtype=np.int64) + np.repeat(starts - new_indptr[:-1], counts)
+        values = None if self._values is None else self._values[pos]
+        return type(self)._from_canonical(new_indptr, self._indices[pos], values, self._n_items)
+
+    @classmethod
+    def concatenate(cls, labels, n_items=None):
+        """Stack the rows of several label objects of one class (e.g. user batches).
+
+        Parameters
+        ----------
+        labels : sequence of BinaryLabels or of NumericLabels
+            At least one; all of the same class (the class this is called on, if it is
+            not :class:`Labels` itself).
+        n_items : int, optional
+            Number of items of the result. By default the largest ``n_items`` of the parts
+            (labels built with :meth:`BinaryLabels.from_positive_indices` count the items up
+            to their largest id, so batches differ); when given, no part may have more.
+
+        Returns
+        -------
+        BinaryLabels or NumericLabels
+            The rows of ``labels[0]``, then those of ``labels[1]``, and so on.
+
+        Raises
+        ------
+        TypeError
+            If ``labels`` is not a sequence of labels of one class.
+        ValueError
+            If ``labels`` is empty, or a part has more items than ``n_items``.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> a = BinaryLabels.from_positive_indices([[0, 5], [1]])
+        >>> b = BinaryLabels.from_positive_indices([[2, 3]])
+        >>> y = BinaryLabels.concatenate([a, b])
+        >>> y.indices_to_list(), y.n_items
+        ([[0, 5], [1], [2, 3]], 6)
+        """
+        target = None if cls is Labels else cls
+        parts = _batch_parts(labels, target, Labels, "labels")
+        cls = type(parts[0])
+        widest = max(p._n_items for p in parts)
+        if n_items is None:
+            n_items = widest
+        else:
+            if isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, Integral) or n_items < 0:
+                raise ValueError(f"n_items must be a non-negative integer, got {n_items!r}")
+            n_items = int(n_items)
+            for i, p in enumerate(parts):
+                if p._n_items > n_items:
+                    raise ValueError(f"labels[{i}] has {p._n_items} items, more than n_items={n_items}")
+        nnz = sum(p._indices.shape[0] for p in parts)
+        dt = _id_dtype(max(n_items, nnz))
+        indptr = np.zeros(sum(p.n_rows for p in parts) + 1, dtype=dt)
+        row, offset = 0, 0
+        for p in parts:
+            indptr[row + 1:row + p.n_rows + 1] = p._indptr[1:] + offset
+            row += p.n_rows
+            offset += p._indices.shape[0]
+        indices = np.concatenate([p._indices for p in parts]).astype(dt, copy=False)
+        if cls is BinaryLabels and all(p._values is None for p in parts):
+            values = None
+        else:
+            values = np.concatenate([p._vals() for p in parts])
+        return cls._from_canonical(indptr, indices, values, n_items)
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -691,10 +859,12 @@ class Rankings:
         raise TypeError("create Rankings with Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
 
     @classmethod
-    def _from_padded(cls, indices, lengths):
+    def _from_padded(cls, indices, lengths, shared=False):
+        """``shared``: the arrays are views of another object's frozen storage (no copy)."""
+        freeze = _frozen_view if shared else _readonly
         self = object.__new__(cls)
-        self._indices = _readonly(indices)
-        self._lengths = _readonly(lengths)
+        self._indices = freeze(indices)
+        self._lengths = freeze(lengths)
         return self
 
     @property
@@ -735,8 +905,75 @@ class Rankings:
     def __repr__(self):
         return f"Rankings(n_rows={self.n_rows}, max_length={self._indices.shape[1]})"
 
+    # -- batches -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        """Rows ``key`` of the rankings, as :class:`Rankings`.
+
+        ``key`` is a slice (``y_pred[1000:2000]``; shared, not copied, for a step of 1), a
+        boolean mask with one entry per ranking, or integer row numbers (negative numbers
+        count from the end, as in NumPy). A single integer is refused: write
+        ``y_pred[i:i + 1]`` or ``y_pred[[i]]`` for one ranking.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [1, 2], [0]])
+        >>> y_pred[1:].to_list()
+        [[1, 2], [0]]
+        >>> y_pred[[2, 0]].to_list()
+        [[0], [3, 2, 1]]
+        """
+        step1, rows = _row_selection(key, self.n_rows, "Rankings")
+        if step1 is not None:
+            start, stop = step1
+            return Rankings._from_padded(self._indices[start:stop], self._lengths[start:stop], shared=True)
+        lengths = self._lengths[rows]
+        width = int(lengths.max()) if lengths.size else 0
+        return Rankings._from_padded(self._indices[rows, :width], lengths)
+
     @classmethod
-    def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None):
+    def concatenate(cls, rankings):
+        """Stack the rankings of several :class:`Rankings` (e.g. user batches).
+
+        Parameters
+        ----------
+        rankings : sequence of Rankings
+            At least one.
+
+        Returns
+        -------
+        Rankings
+            The rows of ``rankings[0]``, then those of ``rankings[1]``, and so on; padded to
+            the longest ranking.
+
+        Raises
+        ------
+        TypeError
+            If ``rankings`` is not a sequence of :class:`Rankings`.
+        ValueError
+            If ``rankings`` is empty.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> a = Rankings.from_ranked_indices([[3, 2, 1]])
+        >>> b = Rankings.from_ranked_indices([[5], [0, 4]])
+        >>> Rankings.concatenate([a, b]).to_list()
+        [[3, 2, 1], [5], [0, 4]]
+        """
+        parts = _batch_parts(rankings, Rankings, Rankings, "rankings")
+        width = max((int(p._lengths.max()) if p._lengths.size else 0) for p in parts)
+        dt = np.result_type(*[p._indices.dtype for p in parts])
+        out = np.full((sum(p.n_rows for p in parts), width), -1, dtype=dt)
+        row = 0
+        for p in parts:
+            w = min(width, p._indices.shape[1])
+            out[row:row + p.n_rows, :w] = p._indices[:, :w]
+            row += p.n_rows
+        return Rankings._from_padded(out, np.concatenate([p._lengths for p in parts]))
+
+    @classmethod
+    def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None, *, pad=None, lengths=None):
         """Rankings from item ids in ranked order (best first).
 
         Parameters
@@ -744,7 +981,9 @@ class Rankings:
         indices : list of lists, list of ndarrays or ndarray
             One ranking per row; rows may have different lengths. A flat list or 1-D array is
             a single ranking. 2-D integer arrays of any integer dtype, memory order or
-            writeability are converted without a Python-level loop.
+            writeability are converted without a Python-level loop. Arrays of other
+            libraries (e.g. PyTorch CPU tensors) are read through ``__dlpack__`` or
+            ``__array__``.
         valid_items : optional
             The candidate set: only these items are kept in each ranking (order preserved).
             Anything :meth:`BinaryLabels.from_positive_indices` accepts, with one row per
@@ -752,6 +991,14 @@ class Rankings:
         invalid_items : optional
             Items removed from each ranking (e.g. a user's training interactions), in the
             same forms as ``valid_items``.
+        pad : int, optional
+            For a padded 2-D ``indices``: the value that fills each row after its last
+            item, such as the ``-1`` of :attr:`indices` (so that
+            ``Rankings.from_ranked_indices(r.indices, pad=-1) == r``). A row ends at its
+            first ``pad``; only ``pad`` may follow it.
+        lengths : array of int, optional
+            For a 2-D ``indices``: the number of items of each row (the rest of the row is
+            ignored), as in :attr:`lengths`. Give ``pad`` or ``lengths``, not both.
 
         Returns
         -------
@@ -761,20 +1008,33 @@ class Rankings:
         ------
         ValueError
             If an id is negative, not an integer or repeated within a ranking, the input has
-            more than two dimensions or is a masked array, or a filter has the wrong number
-            of rows.
+            more than two dimensions or is a masked array, a filter has the wrong number
+            of rows, or ``pad``/``lengths`` do not fit ``indices``.
         TypeError
-            If the input is of an unsupported type.
+            If the input is of an unsupported type, for instance an array in GPU memory.
 
         Warns
         -----
         InvalidValuesWarning
             If a ranking is empty (after filtering).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankereval import Rankings
+        >>> r = Rankings.from_ranked_indices([[3, 2, 1], [1, 2]])
+        >>> Rankings.from_ranked_indices(r.indices, pad=-1) == r
+        True
+        >>> Rankings.from_ranked_indices(np.array([[4, 0, 7], [2, 9, 9]]), lengths=[3, 1]).to_list()
+        [[4, 0, 7], [2]]
         """
         name = "indices"
         indices = _host_array(indices, name)
         _reject_masked(indices, name)
-        if isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
+        if pad is not None or lengths is not None:
+            indptr, flat = _trimmed_rows(indices, pad, lengths, name)
+            ranks, lengths = _ragged_rankings(indptr, flat, name)
+        elif isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
             ranks = _dense_rankings(indices, name)
             lengths = np.full(ranks.shape[0], ranks.shape[1], dtype=np.int64)
         else:
@@ -783,16 +1043,7 @@ class Rankings:
                     "indices: a sparse matrix has no order; pass ranked ids, or use "
                     "Rankings.from_scores for sparse scores"
                 )
-            indptr, flat = _ragged_ids(indices, name)
-            max_id = int(flat.max()) if flat.size else 0
-            bad, _ = _convert.ragged_duplicates(indptr, flat, max_id, _n_threads(flat.size))
-            _raise_duplicates(bad, indptr, flat, name)
-            lengths = np.diff(indptr)
-            n = lengths.size
-            width = int(lengths.max()) if n else 0
-            ranks = np.full((n, width), -1, dtype=_id_dtype(max_id))
-            rows = np.repeat(np.arange(n), lengths)
-            ranks[rows, np.arange(flat.size) - indptr[rows]] = flat
+            ranks, lengths = _ragged_rankings(*_ragged_ids(indices, name), name)
         ranks, lengths = _apply_filters(ranks, lengths, valid_items, invalid_items)
         _warn_empty(lengths)
         return cls._from_padded(ranks, lengths)
@@ -903,6 +1154,65 @@ class Rankings:
 
 def _restore_rankings(indices, lengths):
     return Rankings._from_padded(indices, lengths)
+
+
+def _ragged_rankings(indptr, flat, name):
+    """Padded rankings from ragged rows of checked ids: (ranks, lengths)."""
+    max_id = int(flat.max()) if flat.size else 0
+    bad, _ = _convert.ragged_duplicates(indptr, flat, max_id, _n_threads(flat.size))
+    _raise_duplicates(bad, indptr, flat, name)
+    lengths = np.diff(indptr)
+    n = lengths.size
+    width = int(lengths.max()) if n else 0
+    ranks = np.full((n, width), -1, dtype=_id_dtype(max_id))
+    rows = np.repeat(np.arange(n), lengths)
+    ranks[rows, np.arange(flat.size) - indptr[rows]] = flat
+    return ranks, lengths
+
+
+def _trimmed_rows(indices, pad, lengths, name):
+    """(indptr, checked ids) of the rows of a padded 2-D array cut at ``pad`` or ``lengths``."""
+    if pad is not None and lengths is not None:
+        raise ValueError("give pad or lengths, not both")
+    if isinstance(indices, (list, tuple)):
+        try:
+            indices = np.asarray(indices)
+        except ValueError:
+            indices = None
+    if not isinstance(indices, np.ndarray) or indices.ndim != 2:
+        raise ValueError(
+            f"{name}: pad and lengths need a 2-D array of rows of equal length (a padded array), "
+            f"got {type(indices).__name__ if not isinstance(indices, np.ndarray) else f'shape {indices.shape}'}"
+        )
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"{name}: item ids must be integers, got values of dtype {indices.dtype}")
+    n, m = indices.shape
+    if pad is not None:
+        if isinstance(pad, (bool, np.bool_)) or not isinstance(pad, (Integral, np.integer)):
+            raise TypeError(f"pad must be an integer (such as -1), got {pad!r}")
+        is_pad = indices == pad
+        has_pad = is_pad.any(axis=1)
+        lens = np.where(has_pad, is_pad.argmax(axis=1), m).astype(np.int64)
+        after = np.count_nonzero(is_pad, axis=1) != m - lens
+        if after.any():
+            r = int(np.flatnonzero(after)[0])
+            raise ValueError(f"{name}: row {r} has an item after its first pad value {pad}")
+        keep = ~is_pad
+    else:
+        lengths = _host_array(lengths, "lengths")
+        lens = np.asarray(lengths)
+        if lens.ndim != 1 or lens.shape[0] != n:
+            raise ValueError(f"lengths must have one entry per row ({n}), got shape {lens.shape}")
+        if lens.size and lens.dtype.kind not in "iu":
+            raise ValueError(f"lengths must be integers, got values of dtype {lens.dtype}")
+        lens = lens.astype(np.int64)
+        if lens.size and (lens.min() < 0 or lens.max() > m):
+            r = int(np.flatnonzero((lens < 0) | (lens > m))[0])
+            raise ValueError(f"lengths[{r}] = {lens[r]} is outside [0, {m}] (the width of {name})")
+        keep = np.arange(m) < lens[:, None]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    return indptr, _check_int_ids(indices[keep], indptr, name)
 
 
 def _dense_rankings(a, name):
