@@ -1184,6 +1184,8 @@ def _trimmed_rows(indices, pad, lengths, name):
             f"{name}: pad and lengths need a 2-D array of rows of equal length (a padded array), "
             f"got {type(indices).__name__ if not isinstance(indices, np.ndarray) else f'shape {indices.shape}'}"
         )
+    if indices.size == 0:
+        indices = indices.astype(np.int64)  # e.g. [[]] (float64 to NumPy): no ids at all
     if indices.dtype.kind not in "iu":
         raise ValueError(f"{name}: item ids must be integers, got values of dtype {indices.dtype}")
     n, m = indices.shape
@@ -1192,7 +1194,7 @@ def _trimmed_rows(indices, pad, lengths, name):
             raise TypeError(f"pad must be an integer (such as -1), got {pad!r}")
         is_pad = indices == pad
         has_pad = is_pad.any(axis=1)
-        lens = np.where(has_pad, is_pad.argmax(axis=1), m).astype(np.int64)
+        lens = np.where(has_pad, is_pad.argmax(axis=1), m).astype(np.int64) if m else np.zeros(n, dtype=np.int64)
         after = np.count_nonzero(is_pad, axis=1) != m - lens
         if after.any():
             r = int(np.flatnonzero(after)[0])
