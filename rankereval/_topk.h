@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "_lookup.h" /* RE_HAVE_SSE2, re_ctz */
 
@@ -149,43 +150,71 @@ static inline uint32_t re_block_mask(const T* p, T t) {
 }
 
 #if RE_HAVE_SSE2
+/* The SSE2 operations of re_block_mask_sse2, for float32 (4 lanes) and float64 (2 lanes). */
+template <typename T>
+struct re_sse2;
+
+template <>
+struct re_sse2<float> {
+    typedef __m128 V;
+    enum { LANES = 4 };
+    static inline V set1(float v) { return _mm_set1_ps(v); }
+    static inline V load(const float* p) { return _mm_loadu_ps(p); }
+    static inline V abs_bits() { return _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)); }
+    static inline V gt(V a, V b) { return _mm_cmpgt_ps(a, b); }
+    static inline V not_le(V a, V b) { return _mm_cmpnle_ps(a, b); }
+    static inline V and_(V a, V b) { return _mm_and_ps(a, b); }
+    static inline V or_(V a, V b) { return _mm_or_ps(a, b); }
+    static inline V zero() { return _mm_setzero_ps(); }
+    static inline uint32_t movemask(V a) { return (uint32_t) _mm_movemask_ps(a); }
+};
+
+template <>
+struct re_sse2<double> {
+    typedef __m128d V;
+    enum { LANES = 2 };
+    static inline V set1(double v) { return _mm_set1_pd(v); }
+    static inline V load(const double* p) { return _mm_loadu_pd(p); }
+    static inline V abs_bits() { return _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL)); }
+    static inline V gt(V a, V b) { return _mm_cmpgt_pd(a, b); }
+    static inline V not_le(V a, V b) { return _mm_cmpnle_pd(a, b); }
+    static inline V and_(V a, V b) { return _mm_and_pd(a, b); }
+    static inline V or_(V a, V b) { return _mm_or_pd(a, b); }
+    static inline V zero() { return _mm_setzero_pd(); }
+    static inline uint32_t movemask(V a) { return (uint32_t) _mm_movemask_pd(a); }
+};
+
 /* float32 and float64 with SSE2: compare and flag 4 (2) lanes at a time, the flags of the
  * block gathered by movemask, so that only the flagged scores are visited one by one. */
-template <>
-inline uint32_t re_block_mask<float>(const float* p, float t) {
-    const __m128 vt = _mm_set1_ps(t);
-    const __m128 big = _mm_set1_ps(FLT_MAX);
-    const __m128 abs_bits = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-    __m128 f[8];
-    __m128 any = _mm_setzero_ps();
-    for (int q = 0; q < 8; ++q) {
-        const __m128 x = _mm_loadu_ps(p + 4 * q);
-        /* above t, or not |x| <= FLT_MAX (NaN, +-inf) */
-        f[q] = _mm_or_ps(_mm_cmpgt_ps(x, vt), _mm_cmpnle_ps(_mm_and_ps(x, abs_bits), big));
-        any = _mm_or_ps(any, f[q]);
+template <typename T>
+static inline uint32_t re_block_mask_sse2(const T* p, T t) {
+    typedef re_sse2<T> X;
+    enum { N = RE_TOPK_BLOCK / X::LANES };
+    const typename X::V vt = X::set1(t);
+    const typename X::V big = X::set1(std::numeric_limits<T>::max());
+    const typename X::V abs_bits = X::abs_bits();
+    typename X::V f[N];
+    typename X::V any = X::zero();
+    for (int q = 0; q < N; ++q) {
+        const typename X::V x = X::load(p + X::LANES * q);
+        /* above t, or not |x| <= the largest finite value (NaN, +-inf) */
+        f[q] = X::or_(X::gt(x, vt), X::not_le(X::and_(x, abs_bits), big));
+        any = X::or_(any, f[q]);
     }
-    if (!_mm_movemask_ps(any)) return 0;
+    if (!X::movemask(any)) return 0;
     uint32_t mask = 0;
-    for (int q = 0; q < 8; ++q) mask |= (uint32_t) _mm_movemask_ps(f[q]) << (4 * q);
+    for (int q = 0; q < N; ++q) mask |= X::movemask(f[q]) << (X::LANES * q);
     return mask;
 }
 
 template <>
+inline uint32_t re_block_mask<float>(const float* p, float t) {
+    return re_block_mask_sse2(p, t);
+}
+
+template <>
 inline uint32_t re_block_mask<double>(const double* p, double t) {
-    const __m128d vt = _mm_set1_pd(t);
-    const __m128d big = _mm_set1_pd(DBL_MAX);
-    const __m128d abs_bits = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
-    __m128d f[16];
-    __m128d any = _mm_setzero_pd();
-    for (int q = 0; q < 16; ++q) {
-        const __m128d x = _mm_loadu_pd(p + 2 * q);
-        f[q] = _mm_or_pd(_mm_cmpgt_pd(x, vt), _mm_cmpnle_pd(_mm_and_pd(x, abs_bits), big));
-        any = _mm_or_pd(any, f[q]);
-    }
-    if (!_mm_movemask_pd(any)) return 0;
-    uint32_t mask = 0;
-    for (int q = 0; q < 16; ++q) mask |= (uint32_t) _mm_movemask_pd(f[q]) << (2 * q);
-    return mask;
+    return re_block_mask_sse2(p, t);
 }
 #endif
 

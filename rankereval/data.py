@@ -1054,23 +1054,64 @@ class Rankings:
 
         Parameters
         ----------
-        raw_scores : ndarray, list of lists or scipy sparse matrix/array
+        raw_scores : ndarray, list of lists, scipy sparse matrix/array, or array-like
             ``raw_scores[i, j]`` is the score of item ``j`` for ranking ``i``. Rows of a list
             may differ in length. For sparse input only the stored entries are candidates.
+            Any real dtype (float16, float32, float64, integers, booleans) is read as it is,
+            without a converted copy; integer scores are compared exactly. Arrays of other
+            libraries (PyTorch CPU tensors, JAX arrays, ...) are read through
+            ``__dlpack__`` (sharing their memory) or ``__array__``.
         valid_items, invalid_items : optional
-            Candidate filters, as in :meth:`from_ranked_indices`; applied before ``k``.
+            Candidate filters, as in :meth:`from_ranked_indices`; applied before ``k``. A
+            typical ``invalid_items`` is the training interactions, a SciPy CSR matrix with
+            one row per ranking.
         k : int, optional
-            Keep only the top ``k`` items of each row. The selection is partial (linear in
-            the row length), so a wide score matrix is never fully sorted.
+            Keep only the top ``k`` items of each row. The selection reads each score once
+            and sorts only the winners, so a wide score matrix is never fully sorted.
 
         Returns
         -------
         Rankings
 
+        Raises
+        ------
+        ValueError
+            If the scores are not real numbers or have more than two dimensions, ``k`` is
+            not a positive integer, or a filter has the wrong number of rows.
+        TypeError
+            If the input is of an unsupported type, complex, or an array in GPU memory.
+
+        Warns
+        -----
+        InvalidValuesWarning
+            If candidate scores are NaN or infinite (they are dropped), or a ranking is
+            empty.
+
+        See Also
+        --------
+        Rankings.concatenate : put rankings from batches of score rows together.
+
         Notes
         -----
-        Ties are broken by the lower item id (a stable order). NaN and infinite scores are
-        dropped with an :class:`InvalidValuesWarning`.
+        Items are ordered by descending score; ties are broken by the lower item id (a
+        stable order, the same for any number of threads). Items outside ``valid_items``
+        or in ``invalid_items`` are never ranked and take no place in the top ``k``. NaN and
+        infinite scores of candidates are dropped with an :class:`InvalidValuesWarning`;
+        those of excluded items are ignored. Rows are processed in parallel (see
+        :doc:`/guide/from_scores` for how the selection works and how fast it is).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankereval import Rankings
+        >>> scores = np.array([[0.1, 0.9, 0.5, 0.9],
+        ...                    [0.3, 0.2, 0.7, 0.0]], dtype=np.float32)
+        >>> Rankings.from_scores(scores, k=2).to_list()
+        [[1, 3], [2, 0]]
+        >>> Rankings.from_scores(scores, k=2, invalid_items=[[1], [2]]).to_list()
+        [[3, 2], [0, 1]]
+        >>> Rankings.from_scores(scores.astype(np.float16), valid_items=[0, 2]).to_list()
+        [[2, 0], [2, 0]]
         """
         k = _parse_k(k)
         name = "raw_scores"
