@@ -525,17 +525,21 @@ static inline void re_topk_q(int code, int mode, const void* scores, const int64
 #undef RE_CASE
 }
 
-/* One row of any score type into int32 or int64 output ids. */
+/* One row of any score type into int32 or int64 output ids, out[0:width]: the ranking,
+ * then -1 (the output is not filled beforehand: one write of it instead of two). */
 static inline void re_topk_row(int code, bool out64, int mode, const void* scores, const int64_t* ids,
                                Py_ssize_t len, Py_ssize_t m, const int64_t* keep, const int64_t* keep_end,
                                Py_ssize_t k, const int64_t* x, const int64_t* x_end, void* scratch, Py_ssize_t cap,
-                               void* out, int64_t* out_len, int64_t* n_bad) {
-    if (out64)
+                               void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad) {
+    if (out64) {
         re_topk_q<int64_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
                            out_len, n_bad);
-    else
+        std::fill((int64_t*) out + *out_len, (int64_t*) out + width, (int64_t) -1);
+    } else {
         re_topk_q<int32_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
                            out_len, n_bad);
+        std::fill((int32_t*) out + *out_len, (int32_t*) out + width, (int32_t) -1);
+    }
 }
 
 #endif /* RANKEREVAL_TOPK_H */

@@ -26,8 +26,8 @@ cdef extern from "_topk.h":
     size_t re_topk_scratch_bytes(Py_ssize_t cap) noexcept nogil
     void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
                      Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
-                     const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, int64_t* out_len,
-                     int64_t* n_bad) noexcept nogil
+                     const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
+                     int64_t* out_len, int64_t* n_bad) noexcept nogil
 
 
 cdef enum:
@@ -40,7 +40,8 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
          const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
          const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
          uint8_t[:, ::1] out, bint out64, int64_t[::1] out_len, int64_t[::1] n_bad, int n_threads):
-    """Top ``k`` items of each row into ``out`` (a byte view of int32 or int64 ids, pre-filled with -1).
+    """Top ``k`` items of each row into ``out`` (a byte view of int32 or int64 ids; after the
+    ranking of each row, the rest of the row is set to -1).
 
     Dense scores: ``dense`` is a byte view of an ``(n, m)`` array whose rows are contiguous
     (``indptr`` is then ignored and may be empty). Sparse or ragged scores (``dense`` is
@@ -69,10 +70,11 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
     cdef const uint8_t* dp = NULL
     cdef const int64_t* ip = NULL
     cdef int mode
+    cdef Py_ssize_t width = out.shape[1] // (8 if out64 else 4)
     if n <= 0:
         return
-    if out.shape[0] != n or out.shape[1] < (8 if out64 else 4):
-        raise ValueError("topk: out needs one row per score row and at least one id column")
+    if out.shape[0] != n or width < 1 or width < k:
+        raise ValueError("topk: out needs one row per score row and at least k id columns")
     if is_dense:
         if m <= 0 or dense.shape[1] != m * itemsize:
             raise ValueError("topk: dense scores need contiguous rows of at least one score")
@@ -96,12 +98,13 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
                 if is_dense:
                     mode = RE_LISTED if v_mode else RE_DENSE
                     re_topk_row(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
-                                NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], &out_len[i], &n_bad[i])
+                                NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i])
                 else:
                     start = indptr[i]
                     length = indptr[i + 1] - start
                     re_topk_row(code, out64, RE_SPARSE, dp + start * itemsize, ip + start, length, 0,
-                                keep, keep_end, k, x_lo, x_hi, scratch, cap, &out[i, 0], &out_len[i], &n_bad[i])
+                                keep, keep_end, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i],
+                                &n_bad[i])
             free(scratch)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space to rank scores")

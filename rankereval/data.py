@@ -1189,7 +1189,7 @@ class Rankings:
             np.cumsum(vi[:-1] < n_items, out=below[1:])
             most = min(most, int((below[vp[1:]] - below[vp[:-1]]).max()))
         kk = most if k is None else min(k, most)
-        out = np.full((n_rows, kk), -1, dtype=_id_dtype(max(n_items - 1, 0)))
+        out = np.empty((n_rows, kk), dtype=_id_dtype(max(n_items - 1, 0)))  # the kernel writes every entry
         out_len = np.zeros(n_rows, dtype=np.int64)
         n_invalid = np.zeros(n_rows, dtype=np.int64)
         if kk > 0:
