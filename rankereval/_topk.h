@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -259,8 +260,9 @@ RE_AVX2 static inline uint32_t re_block_mask_avx2(const T* p, T t) {
     RE_BLOCK_MASK_SIMD_BODY
 }
 
+/* RANKEREVAL_DISABLE_AVX2 (set before the first call) keeps the SSE2 scan: for tests */
 static inline bool re_cpu_has_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2");
+    static const bool has = __builtin_cpu_supports("avx2") && !std::getenv("RANKEREVAL_DISABLE_AVX2");
     return has;
 }
 #else

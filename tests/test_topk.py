@@ -295,6 +295,49 @@ def test_threads_do_not_change_the_result():
     assert many[:20].to_list() == expected
 
 
+_SCAN_SCRIPT = """
+import json, sys
+import numpy as np
+from rankereval import Rankings
+rng = np.random.default_rng(11)
+out = []
+for dtype in ("float32", "float64"):
+    a = rng.integers(-4, 5, size=(40, 9000)).astype(dtype)
+    a[rng.random(a.shape) < 0.01] = np.nan
+    a[rng.random(a.shape) < 0.005] = -np.inf
+    for k in (5, 100, 700):
+        with np.errstate(all="ignore"):
+            import warnings
+            warnings.simplefilter("ignore")
+            out.append(Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list())
+json.dump(out, sys.stdout)
+"""
+
+
+def test_simd_scan_paths_agree():
+    """The AVX2 scan (chosen at run time) and the SSE2 one give the same rankings."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for disable in ("", "1"):
+        env = dict(os.environ)
+        env.pop("RANKEREVAL_DISABLE_AVX2", None)
+        if disable:
+            env["RANKEREVAL_DISABLE_AVX2"] = "1"
+        res = subprocess.run([sys.executable, "-c", _SCAN_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(res.stdout))
+    assert runs[0] == runs[1]
+    rng = np.random.default_rng(11)
+    a = rng.integers(-4, 5, size=(40, 9000)).astype("float32")
+    a[rng.random(a.shape) < 0.01] = np.nan
+    a[rng.random(a.shape) < 0.005] = -np.inf
+    expected, _ = reference(dense_rows(a[:3]), 5, None, [set(range(0, 9000, 7))] * 3)
+    assert runs[0][0][:3] == expected
+
+
 # ---------------------------------------------------------------------------------------
 # arrays of other libraries
 # ---------------------------------------------------------------------------------------
