@@ -479,7 +479,7 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
 }
 
 /* A first threshold for a dense row, from a sample of its finite scores: the score that
- * r ~ mu + 4 sqrt(mu) + 3 sampled scores reach, where mu = sample * k / m is the expected
+ * r ~ mu + 3 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
  * number of sampled scores among the row's top k. Somewhat more than k scores of the row
  * then pass it, and fewer than k only rarely: then a second pass over the row, which is
  * still in the cache, collects the rest. The sample is 512 scores (1024 from k = 256: a
@@ -500,7 +500,7 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
         }
     }
     const double mu = (double) ns * (double) k / (double) m;
-    const Py_ssize_t r = (Py_ssize_t) (mu + 4.0 * std::sqrt(mu) + 3.0);
+    const Py_ssize_t r = (Py_ssize_t) (mu + 3.0 * std::sqrt(mu) + 2.0);
     if (r > ns / 4) return false; /* k is too large a part of the row for the sample to help */
     std::nth_element(sample, sample + (r - 1), sample + ns, typename re_topk<T, int64_t>::greater());
     *t0 = sample[r - 1];
