@@ -41,18 +41,12 @@ import platform
 import sys
 import time
 
-import numpy as np
-import scipy.sparse as sp
-
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 # benchmark the in-place build of this checkout if there is one, else the installed package
 if glob.glob(os.path.join(ROOT, "rankereval", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "_topk*.pyd")):
     sys.path.insert(0, ROOT)
 elif sys.path and os.path.abspath(sys.path[0] or ".") == os.path.abspath(ROOT):
     sys.path.pop(0)
-
-import rankereval  # noqa: E402
-from rankereval import Rankings  # noqa: E402
 
 
 def thread_limit(threads):
@@ -127,6 +121,8 @@ def peak_extra_mib_subprocess(what, args, k):
 
 
 def argpartition_topk(s, k, block=1000):
+    import numpy as np
+
     out = np.empty((s.shape[0], k), dtype=np.int64)
     for i in range(0, s.shape[0], block):
         neg = -s[i:i + block]
@@ -144,6 +140,12 @@ def loadavg():
 
 
 def run(args):
+    import numpy as np
+    import scipy.sparse as sp
+
+    import rankereval
+    from rankereval import Rankings
+
     rng = np.random.default_rng(0)
     n, m = args.users, args.items
     log = print
@@ -266,6 +268,11 @@ def table(res):
     for k in ks:
         a = cases["rankereval + exclusions, 1 thread", k] / cases["rankereval + exclusions", k]
         lines.append(f"     - {a:.2f}x")
+    mach = res.get("machine", {})
+    if mach.get("load_start") and mach.get("load_end"):
+        lines.append("")
+        lines.append(f"Load average of the machine ({mach.get('cpus')} CPUs): {mach['load_start'][0]:.1f} at the start "
+                     f"of the run, {mach['load_end'][0]:.1f} at the end.")
     mem = res.get("memory", {})
     dtypes = [c for c in res["cases"] if "dtype" in c]
     lines.append("")
