@@ -430,3 +430,39 @@ def test_bad_filters():
         Rankings.from_scores(np.ones((2, 3)), invalid_items=[[0], [1], [2]])
     with pytest.raises(ValueError, match="indices: item ids must be non-negative"):
         Rankings.from_scores(np.ones((2, 3)), valid_items=[[0, -1], [1]])
+
+
+# ---------------------------------------------------------------------------------------
+# the benchmark script (so that it never rots)
+# ---------------------------------------------------------------------------------------
+
+def test_benchmark_script_smoke(tmp_path, capsys):
+    import importlib.util
+    import json
+    import os
+    import sys
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks", "bench_topk.py")
+    if not os.path.exists(path):
+        pytest.skip("benchmarks/ not shipped")
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_bench_topk", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = [p for p in sys.path if p in saved or p == getattr(module, "ROOT", None)]
+    out = tmp_path / "topk.json"
+    module.main(["--users", "60", "--items", "300", "--exclusions", "500", "--k", "5,50", "--repeats", "1",
+                 "--json", str(out)])
+    res = json.loads(out.read_text())
+    cases = {(c["case"], c["k"]) for c in res["cases"]}
+    for k in (5, 50):
+        for case in ("floor (numpy sum)", "rankereval", "rankereval + exclusions", "rankereval + exclusions, 1 thread",
+                     "numpy argpartition (no exclusions)"):
+            assert (case, k) in cases
+    assert {c["dtype"] for c in res["cases"] if "dtype" in c} == {"float16", "float64", "int32"}
+    assert res["memory"]["k"] == 50 and res["config"]["users"] == 60
+    module.main(["--table", str(out)])
+    table = capsys.readouterr().out
+    assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
