@@ -12,7 +12,7 @@ from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from rankereval._openmp cimport rankereval_omp_max_threads
-from rankereval._typedefs cimport float64_t, in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
+from rankereval._typedefs cimport in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
 
 import numpy as np
 
@@ -29,29 +29,6 @@ cdef extern from *:
 def debug_build():
     """Whether the kernels were compiled with bounds checks (``RANKEREVAL_DEBUG=1``)."""
     return bool(RANKEREVAL_DEBUG_BUILD)
-
-cdef extern from *:
-    """
-    #include <algorithm>
-    struct re_pair { double s; long long i; };
-    /* descending score, ties broken by the lower item id: a strict total order, so the
-       result of the selection below is unique and does not depend on the algorithm */
-    static inline bool re_pair_before(const re_pair& a, const re_pair& b) {
-        return a.s > b.s || (a.s == b.s && a.i < b.i);
-    }
-    /* order the m best of a[0:n] at the front, sorted: O(n + m log m) by selection, so
-       a top-100 of a 50k-item row never sorts the row */
-    static inline void re_top_pairs(re_pair* a, Py_ssize_t m, Py_ssize_t n) {
-        if (m <= 0) return;
-        if (m < n) std::nth_element(a, a + m - 1, a + n, re_pair_before);
-        std::sort(a, a + (m < n ? m : n), re_pair_before);
-    }
-    """
-    struct re_pair:
-        double s
-        long long i
-    void re_top_pairs(re_pair* a, Py_ssize_t m, Py_ssize_t n) noexcept nogil
-
 
 # row kernels of the dense conversion (copy, range check, duplicate check)
 cdef extern from "_dense.h":
@@ -414,110 +391,3 @@ def filter_rankings(const rank_t[:, ::1] ranks, const int64_t[::1] lengths,
                 out[i, c] = ranks[i, j]
                 c = c + 1
         out_len[i] = c
-
-
-cdef inline bint _allowed(int64_t item, Py_ssize_t row, const int64_t* v_indptr, const int64_t* v_ids,
-                          int v_mode, const int64_t* x_indptr, const int64_t* x_ids,
-                          int x_mode) noexcept nogil:
-    """Whether item passes the valid (mode 1: per row, 2: one row for all) and invalid filters."""
-    cdef Py_ssize_t r
-    if v_mode:
-        r = 0 if v_mode == 2 else row
-        if not _contains(v_ids + v_indptr[r], v_indptr[r + 1] - v_indptr[r], item):
-            return False
-    if x_mode:
-        r = 0 if x_mode == 2 else row
-        if _contains(x_ids + x_indptr[r], x_indptr[r + 1] - x_indptr[r], item):
-            return False
-    return True
-
-
-def rank_dense_scores(const score_t[:, :] s, Py_ssize_t k,
-                      const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
-                      const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
-                      rank_t[:, ::1] out, int64_t[::1] out_len, int64_t[::1] n_invalid, int n_threads):
-    """Rank the columns of each row of ``s`` by descending score (ties: lower column first).
-
-    Non-finite scores are skipped and counted in ``n_invalid``. Only the top ``k`` are kept,
-    selected without sorting the whole row. ``out`` must have at least min(k, n_items) columns.
-    """
-    cdef Py_ssize_t n = s.shape[0], m = s.shape[1], i, j, c, p, top
-    cdef double x
-    cdef re_pair* buf = NULL
-    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
-    # filter arrays are never empty (the caller pads ids with one sentinel)
-    cdef const int64_t* vp = &v_indptr[0]
-    cdef const int64_t* vi = &v_ids[0]
-    cdef const int64_t* xp = &x_indptr[0]
-    cdef const int64_t* xi = &x_ids[0]
-    with nogil, parallel(num_threads=n_threads):
-        buf = <re_pair*> malloc((m + 1) * sizeof(re_pair))
-        if buf == NULL:
-            failed[0] = 1
-        else:
-            for i in prange(n, schedule='static'):
-                c = 0
-                n_invalid[i] = 0
-                for j in range(m):
-                    x = s[i, j]
-                    if not isfinite(x):
-                        n_invalid[i] += 1
-                        continue
-                    if (v_mode or x_mode) and not _allowed(j, i, vp, vi, v_mode, xp, xi, x_mode):
-                        continue
-                    buf[c].s = x
-                    buf[c].i = j
-                    c = c + 1
-                top = k if k < c else c
-                re_top_pairs(buf, top, c)
-                for p in range(top):
-                    out[i, p] = <rank_t> buf[p].i
-                out_len[i] = top
-            free(buf)
-    if failed[0]:
-        raise MemoryError("could not allocate the scratch space to rank scores")
-
-
-def rank_csr_scores(const int64_t[::1] indptr, const int64_t[::1] ids, const float64_t[::1] data, Py_ssize_t k,
-                    const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
-                    const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
-                    rank_t[:, ::1] out, int64_t[::1] out_len, int64_t[::1] n_invalid, int n_threads):
-    """As ``rank_dense_scores`` for sparse/ragged scores: the stored entries are the candidates."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, c, p, top, max_len = 0
-    cdef double x
-    cdef re_pair* buf = NULL
-    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
-    # filter arrays are never empty (the caller pads ids with one sentinel)
-    cdef const int64_t* vp = &v_indptr[0]
-    cdef const int64_t* vi = &v_ids[0]
-    cdef const int64_t* xp = &x_indptr[0]
-    cdef const int64_t* xi = &x_ids[0]
-    for i in range(n):
-        if indptr[i + 1] - indptr[i] > max_len:
-            max_len = indptr[i + 1] - indptr[i]
-    with nogil, parallel(num_threads=n_threads):
-        buf = <re_pair*> malloc((max_len + 1) * sizeof(re_pair))
-        if buf == NULL:
-            failed[0] = 1
-        else:
-            for i in prange(n, schedule='static'):
-                c = 0
-                n_invalid[i] = 0
-                for j in range(indptr[i], indptr[i + 1]):
-                    x = data[j]
-                    if not isfinite(x):
-                        n_invalid[i] += 1
-                        continue
-                    if (v_mode or x_mode) and not _allowed(ids[j], i, vp, vi, v_mode, xp, xi, x_mode):
-                        continue
-                    buf[c].s = x
-                    buf[c].i = ids[j]
-                    c = c + 1
-                top = k if k < c else c
-                re_top_pairs(buf, top, c)
-                for p in range(top):
-                    out[i, p] = <rank_t> buf[p].i
-                out_len[i] = top
-            free(buf)
-    if failed[0]:
-        raise MemoryError("could not allocate the scratch space to rank scores")

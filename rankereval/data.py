@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from rankereval import _convert
+from rankereval import _convert, _topk
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX, _INT64_MAX, MAX_ID as _MAX_ID, check_k
 
@@ -25,6 +25,9 @@ __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "R
 # a converted ranking array at least this large is written around the caches (streaming
 # stores): it would not stay in them anyway, and an ordinary store first reads each line
 _STREAM_BYTES = 16 << 20
+# room in the top-k selection buffer beyond k: a compaction every _TOPK_SLACK candidates
+# at least, even for a small k (see _topk.h)
+_TOPK_SLACK = 64
 
 
 class InvalidValuesWarning(UserWarning):
@@ -42,6 +45,14 @@ def _readonly(a):
         a = a.copy()
     a.flags.writeable = False
     return a
+
+
+def _frozen_view(a):
+    """A read-only view of storage frozen by this module (a row slice of a Labels or Rankings
+    object): shared without a copy, its base stays read-only."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def _id_dtype(max_id):
@@ -130,6 +141,7 @@ def _ragged_ids(x, name):
 
     Accepts a flat 1-D list/array (one row), a list of lists/arrays (ragged), or a 2-D array.
     """
+    x = _host_array(x, name)
     _reject_masked(x, name)
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
@@ -238,6 +250,62 @@ def _canonical_sparse(x, name):
 
 
 # ----------------------------------------------------------------------------------------
+# batches: row selection and concatenation
+# ----------------------------------------------------------------------------------------
+
+def _row_selection(key, n, cls_name):
+    """``((start, stop), None)`` for a slice with step 1, else ``(None, rows)`` with the
+    selected row numbers as a non-negative int64 array."""
+    if isinstance(key, slice):
+        start, stop, step = key.indices(n)
+        if step == 1:
+            return (start, max(start, stop)), None
+        return None, np.arange(start, stop, step, dtype=np.int64)
+    if isinstance(key, (Integral, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        raise TypeError(
+            f"{cls_name} rows are selected with a slice, a boolean mask or a list of row numbers; "
+            f"for row {key} write [{key}:{key} + 1] or [[{key}]]"
+        )
+    arr = _host_array(key, "key")
+    if isinstance(arr, (list, tuple)):
+        arr = np.asarray(arr) if len(arr) else np.zeros(0, dtype=np.int64)
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(
+            f"{cls_name} rows are selected with a slice, a boolean mask or integer row numbers, "
+            f"got {type(key).__name__}"
+        )
+    if arr.ndim != 1:
+        raise IndexError(f"a row selection must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == np.bool_:
+        if arr.shape[0] != n:
+            raise IndexError(f"the boolean row mask has {arr.shape[0]} entries, expected one per row ({n})")
+        return None, np.flatnonzero(arr)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(f"row numbers must be integers or booleans, got values of dtype {arr.dtype}")
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        bad = arr[(arr < -n) | (arr >= n)][0]
+        raise IndexError(f"row {bad} is out of range for {n} rows")
+    rows = arr.astype(np.int64)
+    return None, np.where(rows < 0, rows + n, rows)
+
+
+def _batch_parts(seq, cls, base, name):
+    """The parts to concatenate as a list, all of class ``cls`` (or of one subclass of
+    ``base`` when ``cls`` is None)."""
+    if isinstance(seq, (base, np.ndarray, str)) or not hasattr(seq, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence (e.g. a list) of {(cls or base).__name__} objects, "
+                        f"got {type(seq).__name__}")
+    parts = list(seq)
+    if not parts:
+        raise ValueError(f"{name}: need at least one {(cls or base).__name__} to concatenate")
+    want = cls or type(parts[0])
+    for i, p in enumerate(parts):
+        if type(p) is not want:
+            raise TypeError(f"{name}[{i}]: expected {want.__name__}, got {type(p).__name__}")
+    return parts
+
+
+# ----------------------------------------------------------------------------------------
 # labels
 # ----------------------------------------------------------------------------------------
 
@@ -257,13 +325,17 @@ class Labels:
         )
 
     @classmethod
-    def _from_canonical(cls, indptr, indices, values, n_items):
-        """Wrap arrays that already satisfy the storage invariants (no checks, no copies)."""
+    def _from_canonical(cls, indptr, indices, values, n_items, shared=False):
+        """Wrap arrays that already satisfy the storage invariants (no checks, no copies).
+
+        ``shared``: ``indices`` and ``values`` are views of another object's frozen storage.
+        """
+        freeze = _frozen_view if shared else _readonly
         self = object.__new__(cls)
         self._indptr = _readonly(indptr)
-        self._indices = _readonly(indices)
+        self._indices = freeze(indices)
         # BinaryLabels may leave values unset (None): all ones, made on first use (_vals)
-        self._values = None if values is None else _readonly(values)
+        self._values = None if values is None else freeze(values)
         self._n_items = int(n_items)
         return self
 
@@ -354,10 +426,111 @@ class Labels:
     def __repr__(self):
         return f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self._n_items}, nnz={self._indices.shape[0]})"
 
+    # -- batches -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        """Rows ``key`` of the labels, as labels of the same class.
+
+        ``key`` is a slice (``y[1000:2000]``; the stored ids and values are shared, not
+        copied, for a step of 1), a boolean mask with one entry per row, or integer row
+        numbers (negative numbers count from the end, as in NumPy). A single integer is
+        refused: write ``y[i:i + 1]`` or ``y[[i]]`` for one row.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> y = BinaryLabels.from_positive_indices([[0, 5], [1, 2, 3], [4]])
+        >>> y[1:].indices_to_list()
+        [[1, 2, 3], [4]]
+        >>> y[[2, 0]].indices_to_list()
+        [[4], [0, 5]]
+        >>> y[np.array([True, False, True])].indices_to_list()
+        [[0, 5], [4]]
+        """
+        indptr = self._indptr
+        step1, rows = _row_selection(key, self.n_rows, type(self).__name__)
+        if step1 is not None:
+            start, stop = step1
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            values = None if self._values is None else self._values[lo:hi]
+            return type(self)._from_canonical(
+                indptr[start:stop + 1] - indptr[start], self._indices[lo:hi], values, self._n_items, shared=True
+            )
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        new_indptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
+        np.cumsum(counts, out=new_indptr[1:])
+        pos = np.arange(int(new_indptr[-1]), dtype=np.int64) + np.repeat(starts - new_indptr[:-1], counts)
+        values = None if self._values is None else self._values[pos]
+        return type(self)._from_canonical(new_indptr, self._indices[pos], values, self._n_items)
+
+    @classmethod
+    def concatenate(cls, labels, n_items=None):
+        """Stack the rows of several label objects of one class (e.g. user batches).
+
+        Parameters
+        ----------
+        labels : sequence of BinaryLabels or of NumericLabels
+            At least one; all of the same class (the class this is called on, if it is
+            not :class:`Labels` itself).
+        n_items : int, optional
+            Number of items of the result. By default the largest ``n_items`` of the parts
+            (labels built with :meth:`BinaryLabels.from_positive_indices` count the items up
+            to their largest id, so batches differ); when given, no part may have more.
+
+        Returns
+        -------
+        BinaryLabels or NumericLabels
+            The rows of ``labels[0]``, then those of ``labels[1]``, and so on.
+
+        Raises
+        ------
+        TypeError
+            If ``labels`` is not a sequence of labels of one class.
+        ValueError
+            If ``labels`` is empty, or a part has more items than ``n_items``.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> a = BinaryLabels.from_positive_indices([[0, 5], [1]])
+        >>> b = BinaryLabels.from_positive_indices([[2, 3]])
+        >>> y = BinaryLabels.concatenate([a, b])
+        >>> y.indices_to_list(), y.n_items
+        ([[0, 5], [1], [2, 3]], 6)
+        """
+        target = None if cls is Labels else cls
+        parts = _batch_parts(labels, target, Labels, "labels")
+        cls = type(parts[0])
+        widest = max(p._n_items for p in parts)
+        if n_items is None:
+            n_items = widest
+        else:
+            if isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, Integral) or n_items < 0:
+                raise ValueError(f"n_items must be a non-negative integer, got {n_items!r}")
+            n_items = int(n_items)
+            for i, p in enumerate(parts):
+                if p._n_items > n_items:
+                    raise ValueError(f"labels[{i}] has {p._n_items} items, more than n_items={n_items}")
+        nnz = sum(p._indices.shape[0] for p in parts)
+        dt = _id_dtype(max(n_items, nnz))
+        indptr = np.zeros(sum(p.n_rows for p in parts) + 1, dtype=dt)
+        row, offset = 0, 0
+        for p in parts:
+            indptr[row + 1:row + p.n_rows + 1] = p._indptr[1:] + offset
+            row += p.n_rows
+            offset += p._indices.shape[0]
+        indices = np.concatenate([p._indices for p in parts]).astype(dt, copy=False)
+        if cls is BinaryLabels and all(p._values is None for p in parts):
+            values = None
+        else:
+            values = np.concatenate([p._vals() for p in parts])
+        return cls._from_canonical(indptr, indices, values, n_items)
+
     # -- construction --------------------------------------------------------------------
     @classmethod
     def _from_matrix(cls, labels, binary):
         name = "labels"
+        labels = _host_array(labels, name)
         _reject_masked(labels, name)
         if sp.issparse(labels):
             return cls._from_sparse_matrix(labels, name, binary)
@@ -615,13 +788,40 @@ def _filter_structure(items, n_rows, name):
     """(indptr, ids padded with a sentinel, mode) of a valid/invalid item filter."""
     if items is None:
         return np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64), 0
-    f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
-    if f.n_rows not in (1, n_rows):
-        raise ValueError(f"{name} has {f.n_rows} rows, expected 1 (for all rankings) or {n_rows} (one per ranking)")
-    ids = np.empty(f.indices.size + 1, dtype=np.int64)
-    ids[:-1] = f.indices
+    if _is_canonical_pattern(items):
+        # the common case of a training-interaction matrix: its structure is used as it is
+        # (a BinaryLabels object would copy it once more, at 1M entries 10+ ms per call)
+        indptr, indices = items.indptr, items.indices
+    else:
+        f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
+        indptr, indices = f.indptr, f.indices
+    rows = indptr.shape[0] - 1
+    if rows not in (1, n_rows):
+        raise ValueError(f"{name} has {rows} rows, expected 1 (for all rankings) or {n_rows} (one per ranking)")
+    ids = np.empty(indices.size + 1, dtype=np.int64)
+    ids[:-1] = indices
     ids[-1] = -1
-    return f.indptr.astype(np.int64), ids, (2 if f.n_rows == 1 and n_rows != 1 else 1)
+    return indptr.astype(np.int64), ids, (2 if rows == 1 and n_rows != 1 else 1)
+
+
+def _is_canonical_pattern(x):
+    """Whether ``x`` is a valid SciPy CSR matrix whose rows are sorted, without repeated or
+    explicitly stored zero entries: then its indptr and indices are exactly the id rows
+    that BinaryLabels.from_positive_indices would build."""
+    if not (sp.issparse(x) and x.format == "csr" and x.ndim == 2):
+        return False
+    indptr, indices, data = x.indptr, x.indices, x.data
+    if (
+        indptr.dtype.kind != "i" or indices.dtype.kind != "i" or data.dtype.kind not in "biuf"
+        or indptr.shape[0] != x.shape[0] + 1 or indptr[0] != 0 or indptr[-1] != indices.shape[0]
+        or data.shape != indices.shape
+    ):
+        return False
+    try:
+        x.check_format(full_check=True)  # ids within [0, n_cols), indptr non-decreasing
+    except ValueError:
+        return False
+    return bool(x.has_canonical_format) and np.count_nonzero(data) == data.shape[0]
 
 
 def _warn_empty(lengths):
@@ -661,10 +861,12 @@ class Rankings:
         raise TypeError("create Rankings with Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
 
     @classmethod
-    def _from_padded(cls, indices, lengths):
+    def _from_padded(cls, indices, lengths, shared=False):
+        """``shared``: the arrays are views of another object's frozen storage (no copy)."""
+        freeze = _frozen_view if shared else _readonly
         self = object.__new__(cls)
-        self._indices = _readonly(indices)
-        self._lengths = _readonly(lengths)
+        self._indices = freeze(indices)
+        self._lengths = freeze(lengths)
         return self
 
     @property
@@ -705,8 +907,75 @@ class Rankings:
     def __repr__(self):
         return f"Rankings(n_rows={self.n_rows}, max_length={self._indices.shape[1]})"
 
+    # -- batches -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        """Rows ``key`` of the rankings, as :class:`Rankings`.
+
+        ``key`` is a slice (``y_pred[1000:2000]``; shared, not copied, for a step of 1), a
+        boolean mask with one entry per ranking, or integer row numbers (negative numbers
+        count from the end, as in NumPy). A single integer is refused: write
+        ``y_pred[i:i + 1]`` or ``y_pred[[i]]`` for one ranking.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> y_pred = Rankings.from_ranked_indices([[3, 2, 1], [1, 2], [0]])
+        >>> y_pred[1:].to_list()
+        [[1, 2], [0]]
+        >>> y_pred[[2, 0]].to_list()
+        [[0], [3, 2, 1]]
+        """
+        step1, rows = _row_selection(key, self.n_rows, "Rankings")
+        if step1 is not None:
+            start, stop = step1
+            return Rankings._from_padded(self._indices[start:stop], self._lengths[start:stop], shared=True)
+        lengths = self._lengths[rows]
+        width = int(lengths.max()) if lengths.size else 0
+        return Rankings._from_padded(self._indices[rows, :width], lengths)
+
     @classmethod
-    def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None):
+    def concatenate(cls, rankings):
+        """Stack the rankings of several :class:`Rankings` (e.g. user batches).
+
+        Parameters
+        ----------
+        rankings : sequence of Rankings
+            At least one.
+
+        Returns
+        -------
+        Rankings
+            The rows of ``rankings[0]``, then those of ``rankings[1]``, and so on; padded to
+            the longest ranking.
+
+        Raises
+        ------
+        TypeError
+            If ``rankings`` is not a sequence of :class:`Rankings`.
+        ValueError
+            If ``rankings`` is empty.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> a = Rankings.from_ranked_indices([[3, 2, 1]])
+        >>> b = Rankings.from_ranked_indices([[5], [0, 4]])
+        >>> Rankings.concatenate([a, b]).to_list()
+        [[3, 2, 1], [5], [0, 4]]
+        """
+        parts = _batch_parts(rankings, Rankings, Rankings, "rankings")
+        width = max((int(p._lengths.max()) if p._lengths.size else 0) for p in parts)
+        dt = np.result_type(*[p._indices.dtype for p in parts])
+        out = np.full((sum(p.n_rows for p in parts), width), -1, dtype=dt)
+        row = 0
+        for p in parts:
+            w = min(width, p._indices.shape[1])
+            out[row:row + p.n_rows, :w] = p._indices[:, :w]
+            row += p.n_rows
+        return Rankings._from_padded(out, np.concatenate([p._lengths for p in parts]))
+
+    @classmethod
+    def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None, *, pad=None, lengths=None):
         """Rankings from item ids in ranked order (best first).
 
         Parameters
@@ -714,7 +983,9 @@ class Rankings:
         indices : list of lists, list of ndarrays or ndarray
             One ranking per row; rows may have different lengths. A flat list or 1-D array is
             a single ranking. 2-D integer arrays of any integer dtype, memory order or
-            writeability are converted without a Python-level loop.
+            writeability are converted without a Python-level loop. Arrays of other
+            libraries (e.g. PyTorch CPU tensors) are read through ``__dlpack__`` or
+            ``__array__``.
         valid_items : optional
             The candidate set: only these items are kept in each ranking (order preserved).
             Anything :meth:`BinaryLabels.from_positive_indices` accepts, with one row per
@@ -722,6 +993,14 @@ class Rankings:
         invalid_items : optional
             Items removed from each ranking (e.g. a user's training interactions), in the
             same forms as ``valid_items``.
+        pad : int, optional
+            For a padded 2-D ``indices``: the value that fills each row after its last
+            item, such as the ``-1`` of :attr:`indices` (so that
+            ``Rankings.from_ranked_indices(r.indices, pad=-1) == r``). A row ends at its
+            first ``pad``; only ``pad`` may follow it.
+        lengths : array of int, optional
+            For a 2-D ``indices``: the number of items of each row (the rest of the row is
+            ignored), as in :attr:`lengths`. Give ``pad`` or ``lengths``, not both.
 
         Returns
         -------
@@ -731,19 +1010,33 @@ class Rankings:
         ------
         ValueError
             If an id is negative, not an integer or repeated within a ranking, the input has
-            more than two dimensions or is a masked array, or a filter has the wrong number
-            of rows.
+            more than two dimensions or is a masked array, a filter has the wrong number
+            of rows, or ``pad``/``lengths`` do not fit ``indices``.
         TypeError
-            If the input is of an unsupported type.
+            If the input is of an unsupported type, for instance an array in GPU memory.
 
         Warns
         -----
         InvalidValuesWarning
             If a ranking is empty (after filtering).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankereval import Rankings
+        >>> r = Rankings.from_ranked_indices([[3, 2, 1], [1, 2]])
+        >>> Rankings.from_ranked_indices(r.indices, pad=-1) == r
+        True
+        >>> Rankings.from_ranked_indices(np.array([[4, 0, 7], [2, 9, 9]]), lengths=[3, 1]).to_list()
+        [[4, 0, 7], [2]]
         """
         name = "indices"
+        indices = _host_array(indices, name)
         _reject_masked(indices, name)
-        if isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
+        if pad is not None or lengths is not None:
+            indptr, flat = _trimmed_rows(indices, pad, lengths, name)
+            ranks, lengths = _ragged_rankings(indptr, flat, name)
+        elif isinstance(indices, np.ndarray) and indices.ndim == 2 and indices.dtype.kind in "iu":
             ranks = _dense_rankings(indices, name)
             lengths = np.full(ranks.shape[0], ranks.shape[1], dtype=np.int64)
         else:
@@ -752,16 +1045,7 @@ class Rankings:
                     "indices: a sparse matrix has no order; pass ranked ids, or use "
                     "Rankings.from_scores for sparse scores"
                 )
-            indptr, flat = _ragged_ids(indices, name)
-            max_id = int(flat.max()) if flat.size else 0
-            bad, _ = _convert.ragged_duplicates(indptr, flat, max_id, _n_threads(flat.size))
-            _raise_duplicates(bad, indptr, flat, name)
-            lengths = np.diff(indptr)
-            n = lengths.size
-            width = int(lengths.max()) if n else 0
-            ranks = np.full((n, width), -1, dtype=_id_dtype(max_id))
-            rows = np.repeat(np.arange(n), lengths)
-            ranks[rows, np.arange(flat.size) - indptr[rows]] = flat
+            ranks, lengths = _ragged_rankings(*_ragged_ids(indices, name), name)
         ranks, lengths = _apply_filters(ranks, lengths, valid_items, invalid_items)
         _warn_empty(lengths)
         return cls._from_padded(ranks, lengths)
@@ -772,31 +1056,72 @@ class Rankings:
 
         Parameters
         ----------
-        raw_scores : ndarray, list of lists or scipy sparse matrix/array
+        raw_scores : ndarray, list of lists, scipy sparse matrix/array, or array-like
             ``raw_scores[i, j]`` is the score of item ``j`` for ranking ``i``. Rows of a list
             may differ in length. For sparse input only the stored entries are candidates.
+            Any real dtype (float16, float32, float64, integers, booleans) is read as it is,
+            without a converted copy; integer scores are compared exactly. Arrays of other
+            libraries (PyTorch CPU tensors, JAX arrays, ...) are read through
+            ``__dlpack__`` (sharing their memory) or ``__array__``.
         valid_items, invalid_items : optional
-            Candidate filters, as in :meth:`from_ranked_indices`; applied before ``k``.
+            Candidate filters, as in :meth:`from_ranked_indices`; applied before ``k``. A
+            typical ``invalid_items`` is the training interactions, a SciPy CSR matrix with
+            one row per ranking.
         k : int, optional
-            Keep only the top ``k`` items of each row. The selection is partial (linear in
-            the row length), so a wide score matrix is never fully sorted.
+            Keep only the top ``k`` items of each row. The selection reads each score once
+            and sorts only the winners, so a wide score matrix is never fully sorted.
 
         Returns
         -------
         Rankings
 
+        Raises
+        ------
+        ValueError
+            If the scores are not real numbers or have more than two dimensions, ``k`` is
+            not a positive integer, or a filter has the wrong number of rows.
+        TypeError
+            If the input is of an unsupported type, complex, or an array in GPU memory.
+
+        Warns
+        -----
+        InvalidValuesWarning
+            If candidate scores are NaN or infinite (they are dropped), or a ranking is
+            empty.
+
+        See Also
+        --------
+        Rankings.concatenate : put rankings from batches of score rows together.
+
         Notes
         -----
-        Ties are broken by the lower item id (a stable order). NaN and infinite scores are
-        dropped with an :class:`InvalidValuesWarning`.
+        Items are ordered by descending score; ties are broken by the lower item id (a
+        stable order, the same for any number of threads). Items outside ``valid_items``
+        or in ``invalid_items`` are never ranked and take no place in the top ``k``. NaN and
+        infinite scores of candidates are dropped with an :class:`InvalidValuesWarning`;
+        those of excluded items are ignored. Rows are processed in parallel (see
+        :doc:`/guide/from_scores` for how the selection works and how fast it is).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankereval import Rankings
+        >>> scores = np.array([[0.1, 0.9, 0.5, 0.9],
+        ...                    [0.3, 0.2, 0.7, 0.0]], dtype=np.float32)
+        >>> Rankings.from_scores(scores, k=2).to_list()
+        [[1, 3], [2, 0]]
+        >>> Rankings.from_scores(scores, k=2, invalid_items=[[1], [2]]).to_list()
+        [[3, 2], [0, 1]]
+        >>> Rankings.from_scores(scores.astype(np.float16), valid_items=[0, 2]).to_list()
+        [[2, 0], [2, 0]]
         """
         k = check_k(k, allow_none=True)
         name = "raw_scores"
+        raw_scores = _host_array(raw_scores, name)
         _reject_masked(raw_scores, name)
         if sp.issparse(raw_scores):
             m = _canonical_sparse(raw_scores, name)
-            with np.errstate(over="ignore"):
-                data = _check_scores(m.data, name).astype(np.float64, copy=False)
+            data, half = _kernel_scores(_check_scores(m.data, name))
             n_rows, n_items = m.shape
             indptr = m.indptr.astype(np.int64)
             ids = m.indices.astype(np.int64)
@@ -808,11 +1133,12 @@ class Rankings:
                 arr = _score_rows(raw_scores, name)
             else:
                 raise TypeError(
-                    f"{name}: expected a NumPy array, a list of score rows or a SciPy sparse matrix, "
-                    f"got {type(raw_scores).__name__}"
+                    f"{name}: expected a NumPy array (or an array exposing __dlpack__ or __array__), "
+                    f"a list of score rows or a SciPy sparse matrix, got {type(raw_scores).__name__}"
                 )
             if isinstance(arr, tuple):  # ragged rows as (indptr, data)
                 indptr, data = arr
+                data, half = _kernel_scores(data)
                 n_rows = indptr.size - 1
                 lengths = np.diff(indptr)
                 n_items = int(lengths.max()) if n_rows else 0
@@ -825,31 +1151,39 @@ class Rankings:
                     raise ValueError(f"{name}: expected at most two dimensions, got shape {arr.shape}")
                 if arr.ndim == 1:
                     arr = arr[None, :]
-                dense = _check_scores(arr, name)
-                if dense.dtype not in (np.float32, np.float64) or not dense.dtype.isnative:
-                    with np.errstate(over="ignore"):  # beyond float64 becomes inf: dropped below
-                        dense = dense.astype(np.float64)
+                dense, half = _kernel_scores(_check_scores(arr, name))
+                if dense.shape[1] > 1 and dense.strides[1] != dense.itemsize:
+                    dense = np.ascontiguousarray(dense)  # the kernel reads rows as contiguous runs
                 n_rows, n_items = dense.shape
-        width = n_items if k is None else min(k, n_items)
-        if dense is None:
-            max_len = int(np.diff(indptr).max()) if n_rows else 0
-            width = min(width, max_len)
-        out = np.full((n_rows, width), -1, dtype=_id_dtype(max(n_items - 1, 0)))
-        out_len = np.empty(n_rows, dtype=np.int64)
-        n_invalid = np.empty(n_rows, dtype=np.int64)
         vp, vi, vmode = _filter_structure(valid_items, n_rows, "valid_items")
         xp, xi, xmode = _filter_structure(invalid_items, n_rows, "invalid_items")
-        kk = width if k is None else k
-        if dense is not None:
-            _convert.rank_dense_scores(dense, kk, vp, vi, vmode, xp, xi, xmode, out, out_len, n_invalid,
-                                       _n_threads(dense.size))
-        else:
-            _convert.rank_csr_scores(indptr, ids, data, kk, vp, vi, vmode, xp, xi, xmode, out, out_len,
-                                     n_invalid, _n_threads(data.size))
+        # the most candidates a row can have: what the output and the selection buffer need
+        most = n_items if dense is not None else (int(np.diff(indptr).max()) if n_rows else 0)
+        if vmode:
+            below = np.zeros(vi.size, dtype=np.int64)  # valid ids that are items of the scores
+            np.cumsum(vi[:-1] < n_items, out=below[1:])
+            most = min(most, int((below[vp[1:]] - below[vp[:-1]]).max()))
+        kk = most if k is None else min(k, most)
+        out = np.empty((n_rows, kk), dtype=_id_dtype(max(n_items - 1, 0)))  # the kernel writes every entry
+        out_len = np.zeros(n_rows, dtype=np.int64)
+        n_invalid = np.zeros(n_rows, dtype=np.int64)
+        if kk > 0:
+            # the buffer: the k best so far plus room for candidates above the threshold
+            cap = most if kk >= most else min(most, max(2 * kk, kk + _TOPK_SLACK))
+            scores = dense if dense is not None else data
+            code = 2 if half else _SCORE_CODES[scores.dtype.kind, scores.dtype.itemsize]
+            _topk.topk(
+                code, scores.dtype.itemsize,
+                None if dense is None else dense.view(np.uint8), n_items,
+                _EMPTY_I64 if dense is not None else indptr, _EMPTY_I64 if dense is not None else ids,
+                None if dense is not None else data.view(np.uint8),
+                kk, cap, vp, vi, vmode, xp, xi, xmode,
+                out.view(np.uint8), out.dtype == np.int64, out_len, n_invalid, _n_threads(scores.size),
+            )
         total_invalid = int(n_invalid.sum())
         if total_invalid:
             warnings.warn(
-                f"dropped {total_invalid} scores that are NaN or infinite in float64, in "
+                f"dropped {total_invalid} candidate scores that are NaN or infinite, in "
                 f"{int(np.count_nonzero(n_invalid))} rows",
                 InvalidValuesWarning,
                 stacklevel=2,
@@ -863,6 +1197,67 @@ class Rankings:
 
 def _restore_rankings(indices, lengths):
     return Rankings._from_padded(indices, lengths)
+
+
+def _ragged_rankings(indptr, flat, name):
+    """Padded rankings from ragged rows of checked ids: (ranks, lengths)."""
+    max_id = int(flat.max()) if flat.size else 0
+    bad, _ = _convert.ragged_duplicates(indptr, flat, max_id, _n_threads(flat.size))
+    _raise_duplicates(bad, indptr, flat, name)
+    lengths = np.diff(indptr)
+    n = lengths.size
+    width = int(lengths.max()) if n else 0
+    ranks = np.full((n, width), -1, dtype=_id_dtype(max_id))
+    rows = np.repeat(np.arange(n), lengths)
+    ranks[rows, np.arange(flat.size) - indptr[rows]] = flat
+    return ranks, lengths
+
+
+def _trimmed_rows(indices, pad, lengths, name):
+    """(indptr, checked ids) of the rows of a padded 2-D array cut at ``pad`` or ``lengths``."""
+    if pad is not None and lengths is not None:
+        raise ValueError("give pad or lengths, not both")
+    if isinstance(indices, (list, tuple)):
+        try:
+            indices = np.asarray(indices)
+        except ValueError:
+            indices = None
+    if not isinstance(indices, np.ndarray) or indices.ndim != 2:
+        raise ValueError(
+            f"{name}: pad and lengths need a 2-D array of rows of equal length (a padded array), "
+            f"got {type(indices).__name__ if not isinstance(indices, np.ndarray) else f'shape {indices.shape}'}"
+        )
+    if indices.size == 0:
+        indices = indices.astype(np.int64)  # e.g. [[]] (float64 to NumPy): no ids at all
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"{name}: item ids must be integers, got values of dtype {indices.dtype}")
+    n, m = indices.shape
+    if pad is not None:
+        if isinstance(pad, (bool, np.bool_)) or not isinstance(pad, (Integral, np.integer)):
+            raise TypeError(f"pad must be an integer (such as -1), got {pad!r}")
+        is_pad = indices == pad
+        has_pad = is_pad.any(axis=1)
+        lens = np.where(has_pad, is_pad.argmax(axis=1), m).astype(np.int64) if m else np.zeros(n, dtype=np.int64)
+        after = np.count_nonzero(is_pad, axis=1) != m - lens
+        if after.any():
+            r = int(np.flatnonzero(after)[0])
+            raise ValueError(f"{name}: row {r} has an item after its first pad value {pad}")
+        keep = ~is_pad
+    else:
+        lengths = _host_array(lengths, "lengths")
+        lens = np.asarray(lengths)
+        if lens.ndim != 1 or lens.shape[0] != n:
+            raise ValueError(f"lengths must have one entry per row ({n}), got shape {lens.shape}")
+        if lens.size and lens.dtype.kind not in "iu":
+            raise ValueError(f"lengths must be integers, got values of dtype {lens.dtype}")
+        lens = lens.astype(np.int64)
+        if lens.size and (lens.min() < 0 or lens.max() > m):
+            r = int(np.flatnonzero((lens < 0) | (lens > m))[0])
+            raise ValueError(f"lengths[{r}] = {lens[r]} is outside [0, {m}] (the width of {name})")
+        keep = np.arange(m) < lens[:, None]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    return indptr, _check_int_ids(indices[keep], indptr, name)
 
 
 def _dense_rankings(a, name):
@@ -929,16 +1324,87 @@ def _check_scores(arr, name):
 
 
 def _score_rows(rows, name):
-    """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged."""
+    """A list of score rows as a 2-D array, or (indptr, data) when the rows are ragged. The
+    rows keep their (common) dtype: integer scores are compared exactly."""
     arrs = []
     for a in _row_arrays(rows, name, "score rows", "single scores"):
         if a.size:
-            _check_scores(a, name)
-        with np.errstate(over="ignore"):
-            arrs.append(a.astype(np.float64))
+            arrs.append(_check_scores(a, name))
+        else:
+            arrs.append(a)
+    filled = [a.dtype for a in arrs if a.size]
+    dtype = np.result_type(*filled) if filled else np.dtype(np.float64)
+    if dtype.kind == "O":  # e.g. int64 and uint64 rows
+        dtype = np.dtype(np.float64)
+    with np.errstate(over="ignore"):
+        arrs = [a.astype(dtype, copy=False) for a in arrs]
     lengths = np.fromiter((a.size for a in arrs), dtype=np.int64, count=len(arrs))
     if lengths.size and (lengths == lengths[0]).all():
         return np.stack(arrs) if lengths[0] else np.zeros((len(arrs), 0))
     indptr = np.zeros(len(arrs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     return indptr, np.concatenate(arrs)
+
+
+# score types of the top-k kernel (re_score_code in _topk.h; 2 is float16, read as uint16)
+_SCORE_CODES = {("f", 4): 0, ("f", 8): 1, ("i", 1): 3, ("i", 2): 4, ("i", 4): 5, ("i", 8): 6,
+                ("u", 1): 7, ("u", 2): 8, ("u", 4): 9, ("u", 8): 10}
+_EMPTY_I64 = np.zeros(0, dtype=np.int64)
+
+
+def _kernel_scores(arr):
+    """Scores as the top-k kernels read them, without a copy where the dtype allows:
+    ``(array, is_float16)``. float16 is read as its bits (viewed as uint16), booleans as
+    uint8; only a non-native byte order or a float wider than 64 bits is converted."""
+    dt = arr.dtype
+    if not dt.isnative:
+        arr = arr.astype(dt.newbyteorder("="))
+        dt = arr.dtype
+    if dt.kind == "b":
+        return arr.view(np.uint8), False
+    if dt == np.float16:
+        return arr.view(np.uint16), True
+    if dt.kind == "f" and dt not in (np.float32, np.float64):
+        with np.errstate(over="ignore"):  # beyond float64 becomes inf: dropped with a warning
+            return arr.astype(np.float64), False
+    return arr, False
+
+
+# DLPack device types (dlpack.h) named in the error for arrays that are not in host memory
+_DLPACK_DEVICES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI", 10: "ROCm", 13: "CUDA managed",
+                   14: "oneAPI"}
+_DLPACK_HOST = (1, 3)  # CPU, CUDA pinned host memory
+
+
+def _host_array(x, name):
+    """An ndarray for an array object of another library (PyTorch, JAX, CuPy, ...) that
+    exposes ``__dlpack__`` or ``__array__``; anything else is returned unchanged.
+
+    DLPack shares the memory (no copy); an array in device memory is refused with a message
+    saying to move it to the host.
+    """
+    if x is None or isinstance(x, (np.ndarray, list, tuple)) or sp.issparse(x):
+        return x
+    if hasattr(x, "__dlpack_device__"):
+        try:
+            device = int(x.__dlpack_device__()[0])
+        except Exception:  # a broken protocol: let __dlpack__ / __array__ decide
+            device = 1
+        if device not in _DLPACK_HOST:
+            raise TypeError(
+                f"{name}: the {type(x).__name__} is in {_DLPACK_DEVICES.get(device, f'device type {device}')} "
+                "memory; move it to the host first (e.g. tensor.cpu() in PyTorch, "
+                "jax.device_get(x), cupy.asnumpy(x))"
+            )
+    if hasattr(x, "__dlpack__"):
+        try:
+            return np.from_dlpack(x)
+        except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+            if not hasattr(x, "__array__"):
+                raise TypeError(f"{name}: could not read the {type(x).__name__} through DLPack: {exc}") from None
+    if hasattr(x, "__array__"):
+        try:
+            return np.asarray(x)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"{name}: could not read the {type(x).__name__} as a NumPy array: {exc}") from None
+    return x

@@ -1,0 +1,316 @@
+"""Top-k selection from a dense score matrix: ``Rankings.from_scores(scores, k=...)``.
+
+Run from the repository root after building the extensions::
+
+    python benchmarks/bench_topk.py                       # 20k users x 20k items, float32
+    python benchmarks/bench_topk.py --users 2000 --items 5000 --repeats 3
+    python benchmarks/bench_topk.py --table benchmarks/results/topk.json   # the docs' table
+
+The workload is what a recommender evaluation starts from: a dense ``float32`` score matrix
+(standard normal scores, NumPy ``PCG64`` seed 0) and the users' training interactions, which
+must not be recommended, as a SciPy CSR matrix (``--exclusions`` random (user, item) pairs,
+seed 1). For each ``k`` it times, side by side in one run (median of ``--repeats`` calls):
+
+* ``floor (numpy sum)``: ``scores.sum()``, one read of the matrix by NumPy (one thread);
+  ``floor (torch sum)``: ``torch.sum`` of the same memory (all threads) -- no selection can
+  be faster than reading its input once;
+* ``rankereval``: ``Rankings.from_scores(scores, k=k)``, without and with
+  ``invalid_items=train``, on all threads and (``threadpoolctl``) on one, the two thread
+  counts taking turns call by call so that a slow spell of a shared machine falls on both;
+* ``torch.topk``: ``torch.topk(t, k, dim=1)`` on a tensor sharing the matrix's memory,
+  without any masking (it cannot exclude items), and ``torch copy+mask+topk``: clone,
+  set the training entries to ``-inf``, ``topk`` -- what excluding them costs in PyTorch;
+* ``numpy argpartition``: ``np.argpartition(-s, k - 1, axis=1)`` on blocks of 1000 rows,
+  then the k winners sorted (no exclusions; one call, it takes seconds).
+
+Then ``rankereval`` at the middle ``k`` on the same scores as float16, float64 and int32
+(read in their own dtype), and the extra memory of one ``from_scores`` call: the peak
+resident memory above the state before (Linux ``/proc/self/clear_refs``), next to the size
+of the result (``n_users x k`` int32).
+
+Everything (all repeats, versions, thread counts, load average) goes to ``--json``
+(default ``benchmarks/results/topk.json``). ``--table FILE`` prints the reStructuredText
+table of ``docs/guide/performance.rst`` from such a file.
+"""
+import argparse
+import contextlib
+import glob
+import json
+import os
+import platform
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+# benchmark the in-place build of this checkout if there is one, else the installed package
+if glob.glob(os.path.join(ROOT, "rankereval", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "_topk*.pyd")):
+    sys.path.insert(0, ROOT)
+elif sys.path and os.path.abspath(sys.path[0] or ".") == os.path.abspath(ROOT):
+    sys.path.pop(0)
+
+
+def thread_limit(threads):
+    if not threads:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads)
+
+
+def timed(func, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = func()
+        times.append(time.perf_counter() - t0)
+        del out
+    return times
+
+
+_MEMORY_CHILD = """
+import sys
+sys.path[:0] = {path!r}
+import numpy as np, scipy.sparse as sp
+from rankereval import Rankings
+n, m, n_ex, k, what = {n}, {m}, {n_ex}, {k}, {what!r}
+scores = np.random.default_rng(0).standard_normal((n, m), dtype=np.float32)
+r2 = np.random.default_rng(1)
+rows, cols = r2.integers(0, n, n_ex), r2.integers(0, m, n_ex)
+train = sp.csr_array((np.ones(n_ex, dtype=np.float32), (rows, cols)), shape=(n, m))
+train.sum_duplicates()
+if what == "torch":
+    import torch
+    t = torch.from_numpy(scores)
+    tr = (torch.from_numpy(np.repeat(np.arange(n), np.diff(train.indptr))), torch.from_numpy(train.indices.astype(np.int64)))
+    def call():
+        c = t.clone()
+        c[tr] = -float("inf")
+        return torch.topk(c, k, dim=1)
+else:
+    def call():
+        return Rankings.from_scores(scores, k=k, invalid_items=train)
+call()  # warm-up (thread pools, first allocations)
+def status(key):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+with open("/proc/self/clear_refs", "w") as fh:
+    fh.write("5")
+before = status("VmRSS:")
+out = call()
+print(status("VmHWM:") - before)
+"""
+
+
+def peak_extra_mib_subprocess(what, args, k):
+    """Peak resident memory of one call above the state before it, in a new process (Linux;
+    None elsewhere): what the call allocates, including C++ scratch that tracemalloc misses."""
+    import subprocess
+
+    if not os.path.exists("/proc/self/clear_refs"):
+        return None
+    code = _MEMORY_CHILD.format(path=[p for p in sys.path if p], n=args.users, m=args.items,
+                                n_ex=args.exclusions, k=k, what=what)
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+    except (subprocess.CalledProcessError, ValueError, IndexError) as exc:
+        print(f"  memory of {what}: failed ({exc})")
+        return None
+
+
+def argpartition_topk(s, k, block=1000):
+    import numpy as np
+
+    out = np.empty((s.shape[0], k), dtype=np.int64)
+    for i in range(0, s.shape[0], block):
+        neg = -s[i:i + block]
+        part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+        order = np.argsort(np.take_along_axis(neg, part, axis=1), axis=1, kind="stable")
+        out[i:i + block] = np.take_along_axis(part, order, axis=1)
+    return out
+
+
+def loadavg():
+    try:
+        return os.getloadavg()
+    except OSError:
+        return None
+
+
+def run(args):
+    import numpy as np
+    import scipy.sparse as sp
+
+    import rankereval
+    from rankereval import Rankings
+
+    rng = np.random.default_rng(0)
+    n, m = args.users, args.items
+    log = print
+    log(f"rankereval {rankereval.__version__} ({os.path.dirname(rankereval.__file__)}), numpy {np.__version__}, "
+        f"{os.cpu_count()} CPUs, load {loadavg()}")
+    scores = rng.standard_normal((n, m), dtype=np.float32)
+    r2 = np.random.default_rng(1)
+    rows, cols = r2.integers(0, n, args.exclusions), r2.integers(0, m, args.exclusions)
+    train = sp.csr_array((np.ones(args.exclusions, dtype=np.float32), (rows, cols)), shape=(n, m))
+    train.sum_duplicates()
+    log(f"scores {n} x {m} float32 ({scores.nbytes / 2**20:.0f} MiB), exclusions {train.nnz} (CSR)")
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    res = {
+        "config": {"users": n, "items": m, "exclusions": int(train.nnz), "ks": args.k, "repeats": args.repeats,
+                   "dtype": "float32", "scores": "standard normal, PCG64 seed 0"},
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "rankereval": rankereval.__version__,
+                     "torch": None if torch is None else torch.__version__},
+        "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                    "load_start": loadavg()},
+        "threads": {"rankereval": rankereval._convert.openmp_max_threads(),
+                    "torch": None if torch is None else torch.get_num_threads()},
+        "cases": [],
+    }
+
+    def record(case, k, times, **extra):
+        entry = {"case": case, "k": k, "times_s": times, "median_s": float(np.median(times)), **extra}
+        res["cases"].append(entry)
+        log(f"  {case:<34} k={k!s:<5} median {entry['median_s']:.3f} s  (min {min(times):.3f})")
+        return entry
+
+    t = torch.from_numpy(scores) if torch is not None else None
+    Rankings.from_scores(scores[:100], k=10)  # warm-up: thread pool start
+    rep = args.repeats
+    for k in args.k:
+        log(f"k = {k}")
+        record("floor (numpy sum)", k, timed(lambda: scores.sum(), rep))
+        if torch is not None:
+            record("floor (torch sum)", k, timed(lambda: t.sum(), rep))
+        record("rankereval", k, timed(lambda: Rankings.from_scores(scores, k=k), rep))
+        one, two = [], []
+        for _ in range(rep):  # 1 and 2 threads take turns
+            with thread_limit(1):
+                one += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
+            two += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
+        record("rankereval + exclusions", k, two)
+        record("rankereval + exclusions, 1 thread", k, one)
+        if torch is not None:
+            record("torch.topk (no exclusions)", k, timed(lambda: torch.topk(t, k, dim=1), rep))
+            tr_rows = torch.from_numpy(np.repeat(np.arange(n), np.diff(train.indptr)))
+            tr_cols = torch.from_numpy(train.indices.astype(np.int64))
+
+            def masked():
+                c = t.clone()
+                c[tr_rows, tr_cols] = -float("inf")
+                return torch.topk(c, k, dim=1)
+
+            record("torch copy+mask+topk", k, timed(masked, rep))
+        if not args.skip_argpartition:
+            record("numpy argpartition (no exclusions)", k, timed(lambda: argpartition_topk(scores, k), 1))
+    # reading each dtype as it is
+    k = args.k[len(args.k) // 2]
+    log(f"score dtypes, k = {k}, with exclusions")
+    for dt in ("float16", "float64", "int32"):
+        conv = (scores * 1000).astype(dt) if dt == "int32" else scores.astype(dt)
+        record(f"rankereval + exclusions, {dt}", k,
+               timed(lambda: Rankings.from_scores(conv, k=k, invalid_items=train), rep), dtype=dt)
+        del conv
+    # memory, each in a fresh process (a warm allocator would hide it)
+    res["memory"] = {"k": k, "result_mib": n * k * 4 / 2**20, "input_mib": scores.nbytes / 2**20,
+                     "exclusions_mib": (train.indices.nbytes + train.indptr.nbytes) / 2**20}
+    for what in ("rankereval", "torch") if torch is not None else ("rankereval",):
+        res["memory"][f"{what}_extra_peak_mib"] = peak_extra_mib_subprocess(what, args, k)
+    log(f"memory at k = {k}: {res['memory']}")
+    res["machine"]["load_end"] = loadavg()
+    return res
+
+
+def _fmt(s):
+    return f"{s:.3f}"
+
+
+def table(res):
+    """The reStructuredText table of docs/guide/performance.rst."""
+    cases = {}
+    for c in res["cases"]:
+        cases[(c["case"], c["k"])] = c["median_s"]
+    ks = res["config"]["ks"]
+    rows = [
+        ("rankereval, train items excluded", "rankereval + exclusions"),
+        ("same, 1 thread", "rankereval + exclusions, 1 thread"),
+        ("rankereval, no exclusions", "rankereval"),
+        ("torch.topk, no exclusions", "torch.topk (no exclusions)"),
+        ("torch copy + mask + topk", "torch copy+mask+topk"),
+        ("NumPy argpartition + sort, no exclusions", "numpy argpartition (no exclusions)"),
+        ("floor: NumPy sum (1 thread)", "floor (numpy sum)"),
+        ("floor: torch sum", "floor (torch sum)"),
+    ]
+    cfg = res["config"]
+    lines = [
+        f".. list-table:: Top-k of {cfg['users']:_} users x {cfg['items']:_} items, float32, "
+        f"{cfg['exclusions']:_} training items excluded (seconds, median of {cfg['repeats']})".replace("_", " "),
+        "   :header-rows: 1",
+        "   :widths: 40 " + " ".join(["14"] * len(ks)),
+        "",
+        "   * - s",
+    ] + [f"     - k = {k}" for k in ks]
+    for label, key in rows:
+        if not any((key, k) in cases for k in ks):
+            continue
+        lines.append(f"   * - {label}")
+        for k in ks:
+            lines.append(f"     - {_fmt(cases[key, k]) if (key, k) in cases else '—'}")
+    lines.append("   * - rankereval / NumPy-sum floor")
+    for k in ks:
+        lines.append(f"     - {cases['rankereval + exclusions', k] / cases['floor (numpy sum)', k]:.2f}x")
+    lines.append("   * - 1 thread / 2 threads")
+    for k in ks:
+        a = cases["rankereval + exclusions, 1 thread", k] / cases["rankereval + exclusions", k]
+        lines.append(f"     - {a:.2f}x")
+    mach = res.get("machine", {})
+    if mach.get("load_start") and mach.get("load_end"):
+        lines.append("")
+        lines.append(f"Load average of the machine ({mach.get('cpus')} CPUs): {mach['load_start'][0]:.1f} at the start "
+                     f"of the run, {mach['load_end'][0]:.1f} at the end.")
+    mem = res.get("memory", {})
+    dtypes = [c for c in res["cases"] if "dtype" in c]
+    lines.append("")
+    if dtypes:
+        lines.append(f"Other score dtypes at k = {dtypes[0]['k']} with the exclusions (read as they are, "
+                     "no converted copy): " + ", ".join(f"{c['dtype']} {_fmt(c['median_s'])} s" for c in dtypes)
+                     + f" (float32: {_fmt(cases['rankereval + exclusions', dtypes[0]['k']])} s).")
+    if mem.get("rankereval_extra_peak_mib") is not None:
+        torch_mem = mem.get("torch_extra_peak_mib")
+        lines.append(f"Extra memory of one call at k = {mem['k']}: {mem['rankereval_extra_peak_mib']:.1f} MiB peak above the "
+                     f"state before (the result itself is {mem['result_mib']:.1f} MiB; the scores are "
+                     f"{mem['input_mib']:.0f} MiB)"
+                     + (f"; torch copy + mask + topk: {torch_mem:.0f} MiB." if torch_mem is not None else "."))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=20_000)
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--exclusions", type=int, default=1_000_000)
+    parser.add_argument("--k", type=lambda s: [int(x) for x in s.split(",")], default=[10, 100, 1000])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-argpartition", action="store_true")
+    parser.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topk.json"))
+    parser.add_argument("--table", metavar="FILE", help="print the docs table from a results file and exit")
+    args = parser.parse_args(argv)
+    if args.table:
+        with open(args.table) as fh:
+            print(table(json.load(fh)))
+        return
+    res = run(args)
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump(res, fh, indent=1)
+    print(f"wrote {args.json}")
+    print(table(res))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Typed top-k selection of ``Rankings.from_scores``: the loops over rows.
+
+The selection itself (one pass per row, running threshold, exclusions merged while
+scanning, stable sort of the winners) is in ``_topk.h``; ``data.py`` validates the input,
+chooses the buffer size and writes the messages.
+
+Scores are read in their own type. They arrive here as bytes (a ``uint8`` view of the
+array, no copy) with a type code (``_topk.h``: ``re_score_code``), and the C++ code
+dispatches on the code once per row: one Cython function instead of a fused
+specialisation per score type keeps the extension small and quick to build.
+"""
+from cython.parallel cimport parallel, prange
+from libc.stdlib cimport free, malloc
+
+from rankereval._typedefs cimport int8_t, int64_t
+from libc.stdint cimport uint8_t
+
+import numpy as np
+
+
+cdef extern from "_topk.h":
+    enum re_topk_mode:
+        RE_DENSE
+        RE_LISTED
+        RE_SPARSE
+    size_t re_topk_scratch_bytes(Py_ssize_t cap) noexcept nogil
+    void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
+                     Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
+                     const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
+                     int64_t* out_len, int64_t* n_bad) noexcept nogil
+
+
+cdef enum:
+    ROWS_PER_CHUNK = 8  # rows handed to a thread at a time (dynamic: a busy core takes fewer)
+
+
+def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
+         const int64_t[::1] indptr, const int64_t[::1] ids, const uint8_t[::1] data,
+         Py_ssize_t k, Py_ssize_t cap,
+         const int64_t[::1] v_indptr, const int64_t[::1] v_ids, int v_mode,
+         const int64_t[::1] x_indptr, const int64_t[::1] x_ids, int x_mode,
+         uint8_t[:, ::1] out, bint out64, int64_t[::1] out_len, int64_t[::1] n_bad, int n_threads):
+    """Top ``k`` items of each row into ``out`` (a byte view of int32 or int64 ids; after the
+    ranking of each row, the rest of the row is set to -1).
+
+    Dense scores: ``dense`` is a byte view of an ``(n, m)`` array whose rows are contiguous
+    (``indptr`` is then ignored and may be empty). Sparse or ragged scores (``dense`` is
+    None): row ``i`` holds the scores ``data[indptr[i]:indptr[i + 1]]`` (counted in items of
+    ``itemsize`` bytes) of the items ``ids[...]`` (ascending).
+
+    Filters are CSR structures with sorted rows whose ids are padded with one sentinel
+    (never empty); mode 0: no filter, 1: one row per score row, 2: one row for all.
+    ``cap`` (> k unless no row has more than ``cap`` candidates) is the size of the
+    per-thread buffer. ``out`` needs at least one id column. Writes the number of items
+    ranked and the number of NaN/infinite candidate scores of each row.
+    """
+    cdef bint is_dense = dense is not None
+    cdef Py_ssize_t n = dense.shape[0] if is_dense else indptr.shape[0] - 1, i, r, start, length
+    cdef void* scratch = NULL
+    cdef size_t nbytes = re_topk_scratch_bytes(cap)
+    cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
+    cdef const int64_t* vp = &v_indptr[0]
+    cdef const int64_t* vi = &v_ids[0]
+    cdef const int64_t* xp = &x_indptr[0]
+    cdef const int64_t* xi = &x_ids[0]
+    cdef const int64_t* x_lo
+    cdef const int64_t* x_hi
+    cdef const int64_t* keep
+    cdef const int64_t* keep_end
+    cdef const uint8_t* dp = NULL
+    cdef const int64_t* ip = NULL
+    cdef int mode
+    cdef Py_ssize_t width = out.shape[1] // (8 if out64 else 4)
+    if n <= 0:
+        return
+    if out.shape[0] != n or width < 1 or width < k:
+        raise ValueError("topk: out needs one row per score row and at least k id columns")
+    if is_dense:
+        if m <= 0 or dense.shape[1] != m * itemsize:
+            raise ValueError("topk: dense scores need contiguous rows of at least one score")
+    else:
+        if data.shape[0] == 0 or data.shape[0] != ids.shape[0] * itemsize or indptr[n] > ids.shape[0]:
+            raise ValueError("topk: sparse scores need matching, non-empty data and ids")
+        dp = &data[0]
+        ip = &ids[0]
+    with nogil, parallel(num_threads=n_threads):
+        scratch = malloc(nbytes)
+        if scratch == NULL:
+            failed[0] = 1
+        else:
+            for i in prange(n, schedule='dynamic', chunksize=ROWS_PER_CHUNK):
+                r = 0 if x_mode == 2 else i
+                x_lo = xi + xp[r] if x_mode else xi
+                x_hi = xi + xp[r + 1] if x_mode else xi
+                r = 0 if v_mode == 2 else i
+                keep = vi + vp[r] if v_mode else NULL
+                keep_end = vi + vp[r + 1] if v_mode else NULL
+                if is_dense:
+                    mode = RE_LISTED if v_mode else RE_DENSE
+                    re_topk_row(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
+                                NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i])
+                else:
+                    start = indptr[i]
+                    length = indptr[i + 1] - start
+                    re_topk_row(code, out64, RE_SPARSE, dp + start * itemsize, ip + start, length, 0,
+                                keep, keep_end, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i],
+                                &n_bad[i])
+            free(scratch)
+    if failed[0]:
+        raise MemoryError("could not allocate the scratch space to rank scores")

@@ -1,0 +1,468 @@
+"""Top-k selection of ``Rankings.from_scores`` against a slow literal reference.
+
+The rule (docs, ``Rankings.from_scores``): items by descending score, ties by ascending
+item id; excluded items (outside ``valid_items`` or in ``invalid_items``) are never ranked;
+NaN and infinite scores of candidates are dropped with an ``InvalidValuesWarning``; only
+the first ``k`` items are kept. Scores are compared in their own dtype.
+
+The inputs are built to stress the kernel: small integer-valued scores (many ties), every
+score dtype, ``k`` above the number of candidates, empty rows, rows with every item
+excluded, filters given once or per row, rows wide enough for the sampled threshold and
+inputs that force its second pass. Also: arrays of other libraries (PyTorch, if installed)
+and every documented error.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankereval import BinaryLabels, InvalidValuesWarning, Rankings
+from rankereval import data as rdata
+
+SCORE_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+                np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+FLOAT_DTYPES = [np.float16, np.float32, np.float64]
+
+
+# ---------------------------------------------------------------------------------------
+# the slow reference, written from the rule
+# ---------------------------------------------------------------------------------------
+
+def _finite(v):
+    return not isinstance(v, float) or (v == v and v not in (float("inf"), float("-inf")))
+
+
+def reference(rows, k=None, valid=None, invalid=None):
+    """``rows``: per row a list of (item id, score as a Python number). ``valid``/``invalid``:
+    None, or one set of ids per row. Returns (rankings as lists, number of dropped scores)."""
+    out, dropped = [], 0
+    for i, cands in enumerate(rows):
+        kept = []
+        for j, v in cands:
+            if valid is not None and j not in valid[i]:
+                continue
+            if invalid is not None and j in invalid[i]:
+                continue
+            if not _finite(v):
+                dropped += 1
+                continue
+            kept.append((j, v))
+        kept.sort(key=lambda jv: (-jv[1], jv[0]))
+        out.append([j for j, _ in kept][:k])
+    return out, dropped
+
+
+def dense_rows(a):
+    """(id, Python score) of every entry; float16/32 scores compare exactly as Python floats."""
+    a = np.asarray(a)
+    return [list(enumerate(row.tolist())) for row in a]
+
+
+def sparse_rows(m):
+    m = sp.csr_array(m)
+    m.sum_duplicates()
+    return [list(zip(m.indices[m.indptr[i]:m.indptr[i + 1]].tolist(), m.data[m.indptr[i]:m.indptr[i + 1]].tolist()))
+            for i in range(m.shape[0])]
+
+
+def run(fn, *args, **kwargs):
+    """Result of ``fn`` and the number of NaN/inf scores its warning reports (0 if none)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(*args, **kwargs)
+    dropped = 0
+    for w in caught:
+        assert issubclass(w.category, InvalidValuesWarning), f"unexpected {w.category.__name__}: {w.message}"
+        text = str(w.message)
+        if text.startswith("dropped "):
+            dropped = int(text.split()[1])
+    return out, dropped
+
+
+def filter_sets(f, n):
+    if f is None:
+        return None
+    rows = f if isinstance(f[0], list) else [f]
+    rows = rows * n if len(rows) == 1 else rows
+    return [set(r) for r in rows]
+
+
+# ---------------------------------------------------------------------------------------
+# hypothesis inputs
+# ---------------------------------------------------------------------------------------
+
+@st.composite
+def score_matrices(draw, max_rows=6, max_items=40):
+    dtype = np.dtype(draw(st.sampled_from(SCORE_DTYPES)))
+    n = draw(st.integers(0, max_rows))
+    m = draw(st.integers(0, max_items))
+    lo = 0 if dtype.kind in "ub" else -3
+    hi = 1 if dtype.kind == "b" else 3
+    values = draw(st.lists(st.integers(lo, hi), min_size=n * m, max_size=n * m))
+    a = np.array(values, dtype=np.int64).reshape(n, m).astype(dtype)
+    if dtype.kind == "f" and a.size:
+        specials = draw(st.lists(st.tuples(st.integers(0, a.size - 1),
+                                           st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.5, -2.5])),
+                                 max_size=4))
+        flat = a.reshape(-1)
+        for pos, v in specials:
+            flat[pos] = v
+    if dtype.kind in "iu" and a.size and draw(st.booleans()):
+        # the extremes of the dtype: no float conversion may merge them with their neighbours
+        info = np.iinfo(dtype)
+        flat = a.reshape(-1)
+        for pos in draw(st.lists(st.integers(0, a.size - 1), max_size=3)):
+            flat[pos] = draw(st.sampled_from([info.min, info.max, info.max - 1]))
+    return a
+
+
+@st.composite
+def item_filters(draw, n, m):
+    """None, one row for all rankings, or one row per ranking (possibly every item)."""
+    kind = draw(st.sampled_from(["none", "once", "per-row", "all"]))
+    ids = st.lists(st.integers(0, m + 2), unique=True, max_size=m + 3)
+    if kind == "none":
+        return None
+    if kind == "once":
+        return sorted(draw(ids))
+    if kind == "all":
+        return list(range(m + 1))
+    if n == 0:
+        return None
+    return [sorted(draw(ids)) for _ in range(n)]
+
+
+K = st.none() | st.integers(1, 50)
+
+
+@given(data=st.data())
+def test_dense_matches_reference(data):
+    a = data.draw(score_matrices())
+    n, m = a.shape
+    k = data.draw(K)
+    valid = data.draw(item_filters(n, m))
+    invalid = data.draw(item_filters(n, m))
+    if (valid is not None and len(valid) == 0) or (invalid is not None and len(invalid) == 0):
+        valid = invalid = None  # an empty flat list is one empty row: covered elsewhere
+    expected, dropped = reference(dense_rows(a), k, filter_sets(valid, n), filter_sets(invalid, n))
+    r, reported = run(Rankings.from_scores, a, k=k, valid_items=valid, invalid_items=invalid)
+    assert r.to_list() == expected
+    assert reported == dropped
+    assert r.n_rows == n
+
+
+@given(data=st.data())
+def test_sparse_matches_reference(data):
+    a = data.draw(score_matrices())
+    if a.dtype == np.float16 or a.dtype == np.bool_:
+        a = a.astype(np.float32)  # scipy sparse has no float16; bool sums are not scores
+    n, m = a.shape
+    stored = np.array(data.draw(st.lists(st.booleans(), min_size=a.size, max_size=a.size)), dtype=bool).reshape(n, m)
+    rows, cols = np.nonzero(stored)
+    mat = sp.csr_array((a[rows, cols], (rows, cols)), shape=(n, m))
+    k = data.draw(K)
+    invalid = data.draw(item_filters(n, m))
+    valid = data.draw(item_filters(n, m))
+    if (valid is not None and len(valid) == 0) or (invalid is not None and len(invalid) == 0):
+        valid = invalid = None
+    expected, dropped = reference(sparse_rows(mat), k, filter_sets(valid, n), filter_sets(invalid, n))
+    r, reported = run(Rankings.from_scores, mat, k=k, valid_items=valid, invalid_items=invalid)
+    assert r.to_list() == expected
+    assert reported == dropped
+
+
+@given(rows=st.lists(st.lists(st.integers(-3, 3) | st.sampled_from([0.5, float("nan")]), max_size=12), min_size=1,
+                     max_size=5), k=K)
+def test_ragged_lists_match_reference(rows, k):
+    expected, dropped = reference([list(enumerate(float(v) if any(isinstance(x, float) for r in rows for x in r)
+                                                  else v for v in r)) for r in rows], k)
+    r, reported = run(Rankings.from_scores, rows, k=k)
+    assert r.to_list() == expected
+    assert reported == dropped
+
+
+# ---------------------------------------------------------------------------------------
+# wide rows: the sampled threshold and its second pass
+# ---------------------------------------------------------------------------------------
+
+def _wide(kind, dtype, rng, n=3, m=9000):
+    if kind == "ties":
+        a = rng.integers(-4, 5, size=(n, m))
+    elif kind == "random":
+        a = rng.random((n, m)) * 1000 - 500
+    elif kind == "ascending":  # every score a new maximum: the threshold rises all the time
+        a = np.tile(np.arange(m), (n, 1))
+    else:  # "sample-misses": the sample sees zeros only, fewer than k scores above them
+        a = np.zeros((n, m))
+        hot = np.concatenate([np.arange(40, 70), rng.choice(np.arange(300, m - 300), 20, replace=False)])
+        a[:, hot] = rng.integers(1, 4, size=hot.size)
+    if np.dtype(dtype).kind == "u":
+        a = a - a.min()
+    a = a.astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[rng.random(a.shape) < 0.01] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("kind", ["ties", "random", "ascending", "sample-misses"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int64, np.uint32])
+def test_wide_rows_match_reference(kind, dtype):
+    rng = np.random.default_rng(7)
+    a = _wide(kind, dtype, rng)
+    n, m = a.shape
+    invalid = [sorted(rng.choice(m, 300, replace=False).tolist()) for _ in range(n)]
+    rows = dense_rows(a)
+    for k in (1, 10, 64, 100, 700, m + 5):
+        expected, dropped = reference(rows, k, None, filter_sets(invalid, n))
+        r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
+        assert r.to_list() == expected, k
+        assert reported == dropped
+
+
+def test_second_pass_after_sampled_threshold_is_taken():
+    """The input of "sample-misses" really leaves fewer than k scores above the sampled
+    threshold: the top k holds items scoring 0, which only the second pass collects."""
+    a = _wide("sample-misses", np.float32, np.random.default_rng(7))
+    a[np.isnan(a)] = 0
+    r = Rankings.from_scores(a, k=100)
+    assert (a[0, r.indices[0]] == 0).sum() == 100 - np.count_nonzero(a[0] > 0)
+
+
+def test_valid_items_beyond_the_columns_and_exclusions_beyond():
+    s = np.array([[3.0, 1.0, 2.0]])
+    assert Rankings.from_scores(s, valid_items=[0, 2, 7, 10**12], invalid_items=[2, 99]).to_list() == [[0]]
+
+
+def test_all_items_excluded_and_empty_inputs_warn():
+    s = np.arange(12.0).reshape(3, 4)
+    with pytest.warns(InvalidValuesWarning, match="3 of 3 rankings are empty"):
+        r = Rankings.from_scores(s, invalid_items=[0, 1, 2, 3], k=2)
+    assert r.to_list() == [[], [], []]
+    with pytest.warns(InvalidValuesWarning, match="empty"):
+        assert Rankings.from_scores(np.zeros((2, 0)), k=3).to_list() == [[], []]
+    assert Rankings.from_scores(np.zeros((0, 5)), k=3).to_list() == []
+
+
+def test_non_finite_scores_of_excluded_items_are_not_reported():
+    s = np.array([[np.nan, 1.0, np.inf, 2.0]])
+    r, reported = run(Rankings.from_scores, s, invalid_items=[0, 2])
+    assert r.to_list() == [[3, 1]] and reported == 0
+    r, reported = run(Rankings.from_scores, s, valid_items=[1, 2])
+    assert r.to_list() == [[1]] and reported == 1
+
+
+def test_integer_scores_are_compared_exactly():
+    big = np.array([[2**53, 2**53 + 1, 2**63 - 1, 2**63 - 2]], dtype=np.int64)
+    assert Rankings.from_scores(big).to_list() == [[2, 3, 1, 0]]
+    ubig = np.array([[2**64 - 1, 2**64 - 2, 0]], dtype=np.uint64)
+    assert Rankings.from_scores(ubig, k=2).to_list() == [[0, 1]]
+
+
+def test_float16_bits_order_and_signed_zero():
+    s = np.array([[-0.0, 0.0, np.float16(65504), -np.float16(65504), np.float16(6e-8), -np.float16(6e-8)]],
+                 dtype=np.float16)
+    assert Rankings.from_scores(s).to_list() == [[2, 4, 0, 1, 5, 3]]
+
+
+@pytest.mark.parametrize("order", ["C", "F", "strided", "reversed"])
+def test_memory_layouts(order):
+    rng = np.random.default_rng(3)
+    base = rng.integers(-3, 4, size=(7, 30)).astype(np.float32)
+    a = {"C": base, "F": np.asfortranarray(base), "strided": np.repeat(base, 2, axis=1)[:, ::2],
+         "reversed": base[::-1][::-1]}[order]
+    expected, _ = reference(dense_rows(base), 5)
+    assert Rankings.from_scores(a, k=5).to_list() == expected
+
+
+def test_non_native_byte_order():
+    a = np.array([[1.0, 3.0, 2.0]], dtype=">f8")
+    assert Rankings.from_scores(a).to_list() == [[1, 2, 0]]
+
+
+def test_threads_do_not_change_the_result():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 5, size=(600, 1000)).astype(np.float32)  # above the parallel threshold
+    invalid = sp.random(600, 1000, density=0.05, format="csr", random_state=1)
+    many = Rankings.from_scores(a, k=30, invalid_items=invalid)
+    with threadpoolctl.threadpool_limits(1):
+        one = Rankings.from_scores(a, k=30, invalid_items=invalid)
+    assert many == one
+    expected, _ = reference(dense_rows(a[:20]), 30, None, [set(invalid[[i]].indices.tolist()) for i in range(20)])
+    assert many[:20].to_list() == expected
+
+
+_SCAN_SCRIPT = """
+import json, sys
+import numpy as np
+from rankereval import Rankings
+rng = np.random.default_rng(11)
+out = []
+for dtype in ("float32", "float64"):
+    a = rng.integers(-4, 5, size=(40, 9000)).astype(dtype)
+    a[rng.random(a.shape) < 0.01] = np.nan
+    a[rng.random(a.shape) < 0.005] = -np.inf
+    for k in (5, 100, 700):
+        with np.errstate(all="ignore"):
+            import warnings
+            warnings.simplefilter("ignore")
+            out.append(Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list())
+json.dump(out, sys.stdout)
+"""
+
+
+def test_simd_scan_paths_agree():
+    """The AVX2 scan (chosen at run time) and the SSE2 one give the same rankings."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for disable in ("", "1"):
+        env = dict(os.environ)
+        env.pop("RANKEREVAL_DISABLE_AVX2", None)
+        if disable:
+            env["RANKEREVAL_DISABLE_AVX2"] = "1"
+        res = subprocess.run([sys.executable, "-c", _SCAN_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(res.stdout))
+    assert runs[0] == runs[1]
+    rng = np.random.default_rng(11)
+    a = rng.integers(-4, 5, size=(40, 9000)).astype("float32")
+    a[rng.random(a.shape) < 0.01] = np.nan
+    a[rng.random(a.shape) < 0.005] = -np.inf
+    expected, _ = reference(dense_rows(a[:3]), 5, None, [set(range(0, 9000, 7))] * 3)
+    assert runs[0][0][:3] == expected
+
+
+# ---------------------------------------------------------------------------------------
+# arrays of other libraries
+# ---------------------------------------------------------------------------------------
+
+class _Device:
+    """An array in GPU memory, as far as the DLPack protocol tells."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("must not be read")
+
+
+class _ArrayLike:
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: Rankings.from_scores(x),
+    lambda x: Rankings.from_ranked_indices(x),
+    lambda x: BinaryLabels.from_matrix(x),
+    lambda x: BinaryLabels.from_positive_indices(x),
+    lambda x: Rankings.from_scores(np.ones((1, 2)), invalid_items=x),
+])
+def test_device_arrays_are_refused_with_advice(call):
+    with pytest.raises(TypeError, match=r"CUDA memory; move it to the host"):
+        call(_Device())
+
+
+def test_array_protocol_objects_are_accepted():
+    s = _ArrayLike(np.array([[0.1, 0.9, 0.5]]))
+    assert Rankings.from_scores(s).to_list() == [[1, 2, 0]]
+    assert Rankings.from_ranked_indices(_ArrayLike(np.array([[2, 0]]))).to_list() == [[2, 0]]
+    assert BinaryLabels.from_positive_indices(_ArrayLike(np.array([[1, 3]]))).indices_to_list() == [[1, 3]]
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    t = torch.randint(-3, 4, (5, 40), generator=g)
+    for dtype in (torch.float16, torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8, torch.bool):
+        x = t.to(dtype)
+        expected, _ = reference(dense_rows(x.numpy()), 7)
+        assert Rankings.from_scores(x, k=7).to_list() == expected
+    # no copy: the array handed on shares the tensor's memory
+    f = t.float()
+    assert np.shares_memory(rdata._host_array(f, "raw_scores"), f.numpy())
+    ranked = torch.argsort(f, dim=1, descending=True, stable=True)[:, :5]
+    assert Rankings.from_ranked_indices(ranked).to_list() == ranked.tolist()
+    assert BinaryLabels.from_matrix((t > 1).int()).indices_to_list() == [np.flatnonzero(r).tolist()
+                                                                          for r in (t > 1).numpy()]
+    assert BinaryLabels.from_positive_indices(torch.tensor([[4, 1]])).indices_to_list() == [[1, 4]]
+    with pytest.raises(TypeError, match="raw_scores: .*detach"):
+        Rankings.from_scores(f.requires_grad_())
+    with pytest.raises(TypeError, match="raw_scores"):
+        Rankings.from_scores(t.to(torch.bfloat16))
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, exc, match", [
+    (np.ones((2, 2), dtype=complex), TypeError, "raw_scores: complex"),
+    (np.array([["a", "b"]]), ValueError, "raw_scores: scores must be real"),
+    (np.ones((1, 2, 2)), ValueError, "raw_scores: expected at most two dimensions"),
+    (np.float64(1.0), ValueError, "raw_scores: expected one or two dimensions"),
+    (1.0, TypeError, "raw_scores: expected a NumPy array"),
+    ({"a": 1}, TypeError, "raw_scores: expected a NumPy array"),
+    ([[1.0], 2.0], ValueError, "raw_scores: mixes score rows"),
+])
+def test_bad_scores(raw, exc, match):
+    with pytest.raises(exc, match=match):
+        Rankings.from_scores(raw)
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "3", 2**63])
+def test_bad_k(k):
+    with pytest.raises(ValueError, match="k must be"):
+        Rankings.from_scores(np.ones((1, 3)), k=k)
+
+
+def test_bad_filters():
+    with pytest.raises(ValueError, match="invalid_items has 3 rows"):
+        Rankings.from_scores(np.ones((2, 3)), invalid_items=[[0], [1], [2]])
+    with pytest.raises(ValueError, match="indices: item ids must be non-negative"):
+        Rankings.from_scores(np.ones((2, 3)), valid_items=[[0, -1], [1]])
+
+
+# ---------------------------------------------------------------------------------------
+# the benchmark script (so that it never rots)
+# ---------------------------------------------------------------------------------------
+
+def test_benchmark_script_smoke(tmp_path, capsys):
+    import importlib.util
+    import json
+    import os
+    import sys
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks", "bench_topk.py")
+    if not os.path.exists(path):
+        pytest.skip("benchmarks/ not shipped")
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_bench_topk", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = [p for p in sys.path if p in saved or p == getattr(module, "ROOT", None)]
+    out = tmp_path / "topk.json"
+    module.main(["--users", "60", "--items", "300", "--exclusions", "500", "--k", "5,50", "--repeats", "1",
+                 "--json", str(out)])
+    res = json.loads(out.read_text())
+    cases = {(c["case"], c["k"]) for c in res["cases"]}
+    for k in (5, 50):
+        for case in ("floor (numpy sum)", "rankereval", "rankereval + exclusions", "rankereval + exclusions, 1 thread",
+                     "numpy argpartition (no exclusions)"):
+            assert (case, k) in cases
+    assert {c["dtype"] for c in res["cases"] if "dtype" in c} == {"float16", "float64", "int32"}
+    assert res["memory"]["k"] == 50 and res["config"]["users"] == 60
+    module.main(["--table", str(out)])
+    table = capsys.readouterr().out
+    assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
