@@ -68,7 +68,6 @@ LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "c
 # error of a 95% percentile bound from 1,000 resamples is ~0.08 standard errors.
 CI_RESAMPLES = 1000
 # metrics whose smaller values are better (wins, best value, significance marks)
-_LOWER_IS_BETTER = ("MeanRanks", "FirstRelevantRank")
 # keys of the runs in tables: 'q' has no superscript letter in Unicode, so it is skipped
 _KEYS = "abcdefghijklmnoprstuvwxyz"
 _SUPERSCRIPT = dict(zip(_KEYS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
@@ -646,7 +645,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         means = np.where(counts[:, None] > 0,
                          np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
                          np.nan)                                            # (M, R)
-    higher = np.array([type(m).__name__ not in _LOWER_IS_BETTER for m in metric_objs])
+    higher = np.array([m.info.higher_is_better for m in metric_objs])  # from the registry
     sign = np.where(np.repeat(higher, n_pairs), 1.0, -1.0)
     better = (diffs * sign > 0).sum(axis=0)
     worse = (diffs * sign < 0).sum(axis=0)
@@ -731,7 +730,8 @@ class Comparison:
     ci_resamples : int
         Bootstrap resamples of the intervals (0: t intervals).
     higher_is_better : tuple of bool
-        Per metric (False for MeanRanks and FirstRelevantRank).
+        Per metric, from its registry entry (``MetricInfo.higher_is_better``; False for
+        MeanRanks and FirstRelevantRank).
     pairs : tuple of (int, int)
         ``(run index, baseline index)`` of each comparison.
     means : ndarray, shape (n_metrics, n_runs)
@@ -807,8 +807,8 @@ class Comparison:
         effect_size, p_value, p_corrected, significant, wins, ties, losses``. ``diff`` is
         ``mean - baseline_mean`` over the compared queries, ``effect_size`` the mean
         difference over the standard deviation of the differences, ``wins``/``losses``
-        count queries where the run is better/worse than the baseline (lower is better for
-        MeanRanks and FirstRelevantRank).
+        count queries where the run is better/worse than the baseline (lower is better where
+        the metric's registry entry says so: MeanRanks and FirstRelevantRank).
         """
         pd = _pandas()
         return pd.DataFrame({col: np.asarray(self.results[col]) for col in LONG_COLUMNS},

@@ -174,3 +174,9 @@ def test_undefined_warning_names_metric_count_and_reason(cls):
         metric.mean(y, r, nan_handling="drop")
         metric.mean(y, r, nan_handling="zerofill")
         metric.mean(BinaryLabels.from_positive_indices([[0]]), Rankings.from_ranked_indices([[0, 1]]))
+
+
+@pytest.mark.parametrize("cls", REGISTRY, ids=lambda c: c.__name__)
+def test_direction_matches_the_value_range(cls):
+    # rank positions (1 is best, +inf is not found) are the metrics where lower is better
+    assert cls.info.higher_is_better == (cls.info.value_range != (1.0, float("inf")))

@@ -71,6 +71,9 @@ class MetricInfo:
         When a value is NaN, completing "... because ..." (for the warning of ``mean``).
     value_range : tuple of float
         The values a defined score can take, ``(low, high)`` inclusive.
+    higher_is_better : bool
+        Whether a larger score is a better ranking (False for rank positions), read by
+        :func:`rankereval.compare` for wins, best values and significance marks.
     """
 
     name: str
@@ -83,6 +86,7 @@ class MetricInfo:
     tokens: dict = field(default_factory=dict)
     undefined: str = "its labels have no relevant item"
     value_range: tuple = (0.0, 1.0)
+    higher_is_better: bool = True
 
     def __post_init__(self):
         if self.labels not in _LABELS:

@@ -103,7 +103,7 @@ class MeanRanks(_WholeRankingMetric):
     info = MetricInfo(
         name="meanranks", kernel="mean_ranks", cutoff="none", aliases=("meanrank",),
         summary="MeanRanks: mean rank of the relevant items in the ranking",
-        value_range=(1.0, float("inf")),
+        value_range=(1.0, float("inf")), higher_is_better=False,
     )
 
 
@@ -139,5 +139,5 @@ class FirstRelevantRank(_WholeRankingMetric):
     info = MetricInfo(
         name="firstrelevantrank", kernel="first_relevant_rank", cutoff="none", aliases=("frr",),
         summary="FirstRelevantRank: rank of the first relevant item",
-        value_range=(1.0, float("inf")),
+        value_range=(1.0, float("inf")), higher_is_better=False,
     )
