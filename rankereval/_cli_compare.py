@@ -33,7 +33,8 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 def add_compare_subparser(sub):
     """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
     from rankereval.cli import _confidence, _finite_float, _positive_int
-    from rankereval.compare import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
+    from rankereval._validation import NAN_HANDLING
+    from rankereval.compare import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
     p = sub.add_parser(
         "compare", help="compare TREC runs with paired significance tests",

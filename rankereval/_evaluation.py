@@ -8,7 +8,7 @@ from rankereval import _render
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many
+from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many, labels_for
 from rankereval.metrics._names import from_name
 
 __all__ = ["evaluate", "Evaluation"]
@@ -159,7 +159,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     # its label row once for all the metrics that read those labels
     groups = {}
     for j, (_, m) in enumerate(columns):
-        labels = numeric if (m.info.labels == "graded" and numeric is not None) else binary
+        labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
     scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
     for labels, cols in groups.values():

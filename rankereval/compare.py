@@ -56,7 +56,6 @@ TESTS = ("t", "permutation", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
 ALTERNATIVES = ("two-sided", "greater", "less")
-NAN_HANDLING = ("drop", "zerofill", "propagate")
 QUERIES = ("error", "intersection", "union")
 # the long format of Comparison.to_pandas / to_json
 LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high",
@@ -67,7 +66,6 @@ LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "c
 # resamples of 100k queries would take ~5 s of CPU, 10x the test itself. The Monte Carlo
 # error of a 95% percentile bound from 1,000 resamples is ~0.08 standard errors.
 CI_RESAMPLES = 1000
-# metrics whose smaller values are better (wins, best value, significance marks)
 # keys of the runs in tables: 'q' has no superscript letter in Unicode, so it is skipped
 _KEYS = "abcdefghijklmnoprstuvwxyz"
 _SUPERSCRIPT = dict(zip(_KEYS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
@@ -559,12 +557,12 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
        retrieval: an empirical analysis of type I, type II and type III errors", SIGIR 2019.
     """
     import rankereval.bootstrap as bootstrap
-    from rankereval._validation import check_real
+    from rankereval._validation import check_nan_handling, check_real
 
     test = _choice(test, TESTS, "test")
     correction = _choice(correction, CORRECTIONS, "correction", _CORRECTION_ALIASES)
     alternative = _choice(alternative, ALTERNATIVES, "alternative")
-    nan_handling = _choice(nan_handling, NAN_HANDLING, "nan_handling")
+    nan_handling = check_nan_handling(nan_handling)
     queries = _choice(queries, QUERIES, "queries")
     alpha = _check_alpha(alpha)
     n_resamples = _check_resamples(n_resamples)

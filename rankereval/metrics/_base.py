@@ -223,7 +223,7 @@ class Metric:
             If the numbers of label rows and rankings differ (and there is more than one
             label row).
         """
-        if type(self).__dict__.get("info") is None and type(self).info is None:
+        if type(self).info is None:
             raise TypeError(f"{type(self).__name__} is not a registered metric (give it an "
                             "`info = MetricInfo(...)` registry entry)")
         self._check_inputs(y_true, y_pred)
