@@ -31,6 +31,16 @@ from rankereval.metrics import (
     Recall,
     ReciprocalRank,
     Success,
+    RPrecision,
+    NumRelevant,
+    NumRetrieved,
+    NumRelevantRetrieved,
+    InterpolatedPrecision,
+    GMAP,
+    Bpref,
+    Judged,
+    RBP,
+    ERR,
 )
 
 from rankereval._version import __version__
@@ -64,5 +74,15 @@ __all__ = [
     "FirstRelevantRank",
     "DCG",
     "NDCG",
+    "RPrecision",
+    "NumRelevant",
+    "NumRetrieved",
+    "NumRelevantRetrieved",
+    "InterpolatedPrecision",
+    "GMAP",
+    "Bpref",
+    "Judged",
+    "RBP",
+    "ERR",
     "__version__",
 ]

@@ -8,7 +8,7 @@ from rankereval import _render
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many, labels_for
+from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _score_many, labels_for
 from rankereval.metrics._names import from_name
 
 __all__ = ["evaluate", "Evaluation"]
@@ -53,7 +53,8 @@ def _threshold(labels, level):
     counts = np.bincount(rows[keep], minlength=labels.n_rows)
     indptr = np.zeros_like(labels.indptr)
     np.cumsum(counts, out=indptr[1:])
-    return BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
+    binary = BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
+    return binary if labels.judged is None else binary.with_judged(labels.judged)
 
 
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
@@ -187,9 +188,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         elif n_undefined[col]:
             notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
         n_used[col] = int(s.size)
-        means[col] = float(np.mean(s)) if s.size else float("nan")
+        means[col] = _aggregate(m.info, s)
         if conf_interval:
-            res = _bootstrap_scores(s, n_boot, conf, method, random_state)
+            res = _bootstrap_scores(s, n_boot, conf, method, random_state, m.info)
             intervals[col] = res.confidence_interval
     if notes:
         warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)

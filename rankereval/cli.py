@@ -262,14 +262,14 @@ def _metrics_listing():
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
     for cls in _registered():
         info = cls.info
-        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        form = info.name_form()
         lines.append(f"  {form:<22} {info.summary}")
         if info.aliases:
             lines.append(f"  {'':<22} aliases: {', '.join(info.aliases)}")
-        options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
-        if options:
-            tokens = [p for p in options if p not in info.choices] + list(info.tokens)
-            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
+        tokens = info.option_tokens(cls._param_space(cutoffs=(1,))[0])
+        if tokens:
+            example = cls(**dict(cls._param_space(cutoffs=(10,))[-1]))
+            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {example.name})")
     return "\n".join(lines) + "\n"
 
 

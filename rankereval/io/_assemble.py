@@ -215,6 +215,14 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     binary = BinaryLabels.from_matrix(
         sp.csr_array((np.ones(int(relevant.sum())), (rows_l[relevant], docs_l[relevant])), shape=shape))
     n_without = int(np.count_nonzero(np.diff(binary.indptr) == 0))
+    # every judgement line with a grade >= 0 is a judged document (grade 0: judged not
+    # relevant), as trec_eval counts them (a negative grade: in the pool, not judged), and
+    # the relevant ones whatever their grade; for Bpref, Judged and RBP's residual
+    judged = (grades >= 0) | relevant
+    judged_labels = BinaryLabels.from_matrix(
+        sp.csr_array((np.ones(int(judged.sum())), (rows_l[judged], docs_l[judged])), shape=shape))
+    binary = binary.with_judged(judged_labels)
+    numeric = numeric.with_judged(judged_labels)
 
     # ---- rankings
     rrow = row_of[run.q]

@@ -26,14 +26,18 @@ True
 
 The package is organised by family, as :mod:`sklearn.metrics` is: ``_base`` (the
 :class:`Metric` class, the registry, mean and bootstrap), ``_binary`` (set-based metrics of
-the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG) and ``_names``
-(the name grammar). Every public name is importable from here.
+the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG, RBP, ERR),
+``_trec`` (trec_eval's other measures: R-precision, the counts, interpolated precision,
+GMAP, bpref, Judged) and ``_names`` (the name grammar). Every public name is importable from here.
 """
-from rankereval.metrics._base import Metric, MetricInfo, _registered, _restore_metric  # noqa: F401
+from rankereval.metrics._base import Metric, MetricInfo, RealParam, _registered, _restore_metric  # noqa: F401
 # the import order is the registry's order (listings, docs)
 from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall, Success  # isort: skip
 from rankereval.metrics._rank import FirstRelevantRank, MeanRanks, ReciprocalRank  # isort: skip
 from rankereval.metrics._graded import DCG, NDCG  # isort: skip
+from rankereval.metrics._trec import (  # isort: skip
+    GMAP, Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
+from rankereval.metrics._graded import ERR, RBP  # isort: skip
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
 
 __all__ = [
@@ -50,6 +54,16 @@ __all__ = [
     "FirstRelevantRank",
     "DCG",
     "NDCG",
+    "RPrecision",
+    "NumRelevant",
+    "NumRetrieved",
+    "NumRelevantRetrieved",
+    "InterpolatedPrecision",
+    "GMAP",
+    "Bpref",
+    "Judged",
+    "RBP",
+    "ERR",
     "from_name",
     "metric_names",
 ]
