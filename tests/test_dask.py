@@ -197,6 +197,7 @@ def test_arrays_equal_in_memory(client):
 
     rows = np.repeat(np.arange(n), (lab >= 0).sum(1))
     numeric = NumericLabels.from_matrix(sp.csr_matrix((grades[lab >= 0], (rows, lab[lab >= 0])), shape=(n, 40)))
+    numeric = numeric.with_judged(numeric)  # from_arrays: every listed item is judged
     y_pred = rankereval.Rankings.from_ranked_indices(ranks, pad=-1)
     chunks = (7, 0, 20, 1, 22)
     for graded in (False, True):
@@ -207,8 +208,8 @@ def test_arrays_equal_in_memory(client):
             want = rankereval.evaluate(numeric, y_pred, METRICS, resampling="poisson", **opts)
         else:
             data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, k)))
-            binary = rankereval.BinaryLabels.from_matrix(numeric.to_csr() > 0) if hasattr(numeric, "to_csr") \
-                else rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            binary = rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            binary = binary.with_judged(binary)
             metrics = {k_: v for k_, v in METRICS.items() if v.info.labels == "binary"}
             want = rankereval.evaluate(binary, y_pred, metrics, resampling="poisson", **opts)
         got = compute(rd.evaluate(data, metrics=METRICS if graded else metrics, **opts), scores=True)

@@ -49,8 +49,9 @@ def _empty_block(kinds, seen, graded):
     import scipy.sparse as sp
 
     empty = sp.csr_matrix((0, 0))
-    return _Block(None if graded else BinaryLabels.from_matrix(empty),
-                  NumericLabels.from_matrix(empty) if graded else None,
+    judged = BinaryLabels.from_matrix(empty)  # (no rows: nothing judged, as in every other block's form)
+    return _Block(None if graded else judged.with_judged(judged),
+                  NumericLabels.from_matrix(empty).with_judged(judged) if graded else None,
                   Rankings.from_ranked_indices(np.empty((0, 0), dtype=np.int64), pad=-1),
                   np.empty(0, dtype=np.int64 if kinds.get("query") != "str" else str), kinds, seen)
 
@@ -236,12 +237,13 @@ def _padded_labels(ids, grades, p, offset):
     n_items = int(indices.max()) + 1 if indices.size else 0
     import scipy.sparse as sp
 
+    # every listed item is judged (grade 0: judged not relevant), as rankereval.io reads them
+    judged = BinaryLabels.from_matrix(sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n_items)))
     if grades is None:
-        m = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n_items))
-        return BinaryLabels.from_matrix(m), None
+        return judged.with_judged(judged), None
     vals = np.take_along_axis(grades, order, axis=1)[keep]
     m = sp.csr_matrix((vals, indices, indptr), shape=(n, n_items))
-    return None, NumericLabels.from_matrix(m)
+    return None, NumericLabels.from_matrix(m).with_judged(judged)
 
 
 def _load_arrays(label_ids, grades, rankings, p, offset):
@@ -435,9 +437,11 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
         same = (rows_of[order][1:] == rows_of[order][:-1]) & (items[order][1:] == items[order][:-1])
         r = int(rows_of[order][1:][same][0])
         raise ValueError(f"duplicate label item {int(items[order][1:][same][0])} in the labels of row {r}")
+    # every listed item is judged (grade 0: judged not relevant), as rankereval.io reads them
+    judged = BinaryLabels.from_matrix(sp.csr_matrix((np.ones(m.nnz), m.indices, m.indptr), shape=m.shape))
     if grades is None:
-        return BinaryLabels.from_matrix(m), None
-    return None, NumericLabels.from_matrix(m)
+        return BinaryLabels.from_matrix(m).with_judged(judged), None
+    return None, NumericLabels.from_matrix(m).with_judged(judged)
 
 
 def read_parquet(labels_path, run_path, *, query_col="query", item_col="item", label_col="label",

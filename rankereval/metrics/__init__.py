@@ -70,6 +70,6 @@ __all__ = [
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
-for _obj in (Metric, MetricInfo, from_name, metric_names, _restore_metric, *_registered()):
+for _obj in (Metric, MetricInfo, RealParam, from_name, metric_names, _restore_metric, *_registered()):
     _obj.__module__ = __name__
 del _obj
