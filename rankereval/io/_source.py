@@ -1,4 +1,5 @@
 """Bytes in: files, gzip, standard input, progress bars, and the optional dependencies."""
+import contextlib
 import contextvars
 import gzip
 import os
@@ -53,6 +54,31 @@ def _pyarrow():
     return pyarrow
 
 
+@contextlib.contextmanager
+def _arrow_memory():
+    """Within the block, pyarrow allocates from jemalloc where it has it: jemalloc hands
+    freed blocks back to the system, which keeps the peak memory of reading a large file
+    near the file's size plus its columns (mimalloc, pyarrow's default on most platforms,
+    keeps them: about 1.2 GB instead of 1.1 GB for a 378 MB run file). Buffers remember
+    their pool, so switching back is safe; without pyarrow this does nothing."""
+    if _pyarrow() is None:
+        yield
+        return
+    import pyarrow as pa
+
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except (NotImplementedError, pa.ArrowNotImplementedError):
+        yield
+        return
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
+
+
 def _source_name(src):
     if hasattr(src, "read"):
         return str(getattr(src, "name", "<file object>"))
@@ -83,7 +109,9 @@ def _load(src, progress):
         return data
     if not isinstance(src, (str, bytes, os.PathLike)):
         raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
-    with open(src, "rb") as raw:
+    # unbuffered: read() then makes the file's bytes object in one piece (through a buffered
+    # reader, the bytes it had buffered were joined to the rest: a second copy of the file)
+    with open(src, "rb", buffering=0) as raw:
         size = os.fstat(raw.fileno()).st_size
         magic = raw.read(2)
         raw.seek(0)
