@@ -16,6 +16,10 @@ Subcommands
 
 Metric names follow the one grammar of the package (:func:`rankereval.metrics.from_name`):
 case-insensitive, ``name@k`` sets the cutoff, ``rankereval metrics`` lists names and aliases.
+Names spelt as trec_eval's (``P_10``, ``P.5,10``, ``ndcg_cut_10``, ``official``) are read by
+trec_eval's table (:mod:`rankereval.metrics._trec_names`) with trec_eval's definitions; with
+``-f trec``, ``-q``, ``-c``, ``-l`` and ``-M`` a trec_eval command line carries over. As in
+trec_eval, a query without relevant documents scores 0 (``--nan-handling zerofill``).
 The command line only parses arguments, calls the library and renders its results.
 
 Exit status: 0 on success, 2 for usage errors (unknown metric, bad option), 1 when an input
