@@ -334,6 +334,8 @@ def render(ev, args, trec=None):
         if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
             for i, q in enumerate(qids):
                 for n in names:
+                    if n in trec and not trec[n].per_query:
+                        continue  # a summary only in trec_eval (gm_map)
                     v = col[n][i]
                     if np.isnan(v) and ev.nan_handling != "propagate":
                         if ev.nan_handling == "drop":
