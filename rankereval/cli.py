@@ -65,18 +65,19 @@ def _split_names(texts):
                 continue
             piece = token[start:i]
             start = i + 1
-            if names and piece[:1].isdigit() or piece[:1] == "." and names:
-                if "." in names[-1] and "@" not in names[-1] and is_trec_name(names[-1]):
-                    names[-1] += "," + piece  # P.5,10: a parameter of the name before
-                    continue
+            if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
+                    and "@" not in names[-1] and is_trec_name(names[-1]):
+                names[-1] += "," + piece  # P.5,10: a parameter of the name before
+                continue
             if piece:
                 names.append(piece)
     return names
 
 
 def parse_metrics(texts, args):
-    """{column name: Metric} of the names given; with ``trec=True`` also the
-    :class:`~rankereval.metrics._trec_names.TrecMeasure` of each column named the trec_eval way.
+    """``({column name: Metric}, {column name: TrecMeasure})`` of the names given: every
+    column, and those named the trec_eval way with their
+    :class:`~rankereval.metrics._trec_names.TrecMeasure` (summary rule, integer printing).
 
     A name is read by the package's grammar (:func:`rankereval.metrics.from_name`; the
     options --truncated, --log-base and --gain apply to every metric that has the parameter)
@@ -114,24 +115,21 @@ def parse_metrics(texts, args):
 # argument parsing
 # ----------------------------------------------------------------------------------------
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v <= 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 1, got {v}")
-    return v
+def _int_above(low):
+    """An argparse type: an integer > ``low``."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v <= low:
+            raise argparse.ArgumentTypeError(f"expected an integer > {low}, got {v}")
+        return v
+    return parse
 
 
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 0, got {v}")
-    return v
+_positive_int = _int_above(1)  # resample counts
+_count = _int_above(0)  # depths
 
 
 def _confidence(text):
