@@ -232,10 +232,11 @@ def _parse_arrow(pa, buf, fmt, need_rank):
             return (pa.array([], type=pa.string()), pa.array([], type=pa.string()), value, rank), None
         return None, exc
     # one column at a time, each block's copy let go before the next column is joined
+    # (remove_column: pyarrow 10 has no drop_columns)
     q = table.column("query").combine_chunks()
-    table = table.drop_columns(["query"])
+    table = table.remove_column(table.schema.get_field_index("query"))
     d = table.column("docid").combine_chunks()
-    table = table.drop_columns(["docid"])
+    table = table.remove_column(table.schema.get_field_index("docid"))
     for col in (q, d):  # an empty id means a stray space: parse again after collapsing spaces
         if len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
             return None, pa.ArrowInvalid("empty field")
