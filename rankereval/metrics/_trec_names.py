@@ -334,8 +334,9 @@ def listing():
             entry.column(v) for v in entry.defaults) + ")"
         lines.append(f"  {form:<22} = {rk}{note}{defaults}")
     lines += ["", "where a name of rankereval differs from trec_eval's (or ranx / ir_measures'):", ""]
-    for example in (AP(100), NDCG(10, relevance_scaling="power"), Precision(10, truncated=True)):
-        lines.append(f"  {name_differences(example)}")
+    for example, label in ((AP(100), "map@100"), (NDCG(10, relevance_scaling="power"), None),
+                           (Precision(10, truncated=True), None)):
+        lines.append(f"  {name_differences(example, label)}")
     lines.append("  queries without relevant documents: trec_eval scores them 0 and counts them "
                  "(the command line's default, --nan-handling zerofill); the Python API returns NaN")
     return lines
