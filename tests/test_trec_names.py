@@ -252,12 +252,27 @@ def test_id_kinds_must_match():
 # byte-level fuzz of both readers: only the documented errors
 # ----------------------------------------------------------------------------------------
 
+def _parsers():
+    from rankereval.io import _source
+
+    return ("pyarrow", "pandas") if _source._pyarrow() is not None else ("pandas",)
+
+
 def _read(qrels_bytes, run_bytes, **kw):
-    try:
-        read_trec(io.BytesIO(qrels_bytes), io.BytesIO(run_bytes), **kw)
-    except ValueError as exc:  # TrecFormatError is a ValueError; so is "no query to evaluate"
-        assert str(exc)
-        assert "Traceback" not in str(exc)
+    """Read with each parser (pyarrow, pandas): only the documented errors, and the same
+    outcome from both."""
+    from rankereval.io import _source
+
+    outcomes = []
+    for name in _parsers():
+        with _source._forced_parser(name):
+            try:
+                data = read_trec(io.BytesIO(qrels_bytes), io.BytesIO(run_bytes), **kw)
+                outcomes.append(("ok", data.rankings.to_list(), list(data.query_ids), list(data.doc_ids)))
+            except ValueError as exc:  # TrecFormatError is a ValueError; so is "no query to evaluate"
+                assert str(exc)
+                outcomes.append(("error", type(exc).__name__))
+    assert all(o == outcomes[0] for o in outcomes), outcomes
 
 
 def _real_files():
