@@ -339,3 +339,19 @@ def test_fuzz_helpers_are_not_vacuous():
     with pytest.raises(TrecFormatError):
         read_trec(io.BytesIO(REAL_QRELS), io.BytesIO(gzip.compress(REAL_RUN)[:-rng.randrange(5, 20)]))
     assert np.isfinite(data.mean(Precision(5), nan_handling="zerofill"))
+
+
+def test_reading_restores_pyarrows_memory_pool(tmp_path):
+    """read_trec allocates from jemalloc while it reads (peak memory), then puts the default
+    pool back, also when reading fails and when readers run in several threads."""
+    pa = pytest.importorskip("pyarrow")
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = pa.default_memory_pool().backend_name
+    qrels = write(tmp_path / "q", ["a 0 d1 1"])
+    run = write(tmp_path / "r", ["a Q0 d1 1 2.0 t"])
+    with ThreadPoolExecutor(4) as pool:
+        assert all(d.n_queries == 1 for d in pool.map(lambda _: read_trec(qrels, run), range(16)))
+    with pytest.raises(TrecFormatError):
+        read_trec(qrels, qrels)
+    assert pa.default_memory_pool().backend_name == before
