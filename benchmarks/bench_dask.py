@@ -86,6 +86,12 @@ def _peak_rss():
     return -1
 
 
+def _warm_up():
+    import pyarrow.parquet  # noqa: F401
+
+    import rankereval.dask  # noqa: F401
+
+
 def _read_pair(labels_file, run_file):
     import pyarrow.parquet as pq
 
@@ -101,6 +107,9 @@ def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         lab, run = files(data, "labels", n_files), files(data, "run", n_files)
+        t0 = time.perf_counter()
+        client.run(_warm_up)           # imports in the worker processes, timed apart
+        warm_up = time.perf_counter() - t0
         t0 = time.perf_counter()
         if io_only:
             rows = dask.compute(*[dask.delayed(_read_pair)(a, b) for a, b in zip(lab, run)])
@@ -124,6 +133,7 @@ def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
             out = {"n_users": ev.n_rankings, "means": ev.means,
                    "conf_intervals": {c: list(v) for c, v in ev.conf_intervals.items()}}
         out["wall_s"] = time.perf_counter() - t0
+        out["worker_imports_s"] = warm_up
         peaks = client.run(_peak_rss)
         out["peak_rss_bytes"] = sorted(peaks.values())
         out["n_files"] = len(lab)
