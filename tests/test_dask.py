@@ -207,8 +207,7 @@ def test_arrays_equal_in_memory(client):
             want = rankereval.evaluate(numeric, y_pred, METRICS, resampling="poisson", **opts)
         else:
             data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, k)))
-            binary = rankereval.BinaryLabels.from_matrix(numeric.to_csr() > 0) if hasattr(numeric, "to_csr") \
-                else rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            binary = rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
             metrics = {k_: v for k_, v in METRICS.items() if v.info.labels == "binary"}
             want = rankereval.evaluate(binary, y_pred, metrics, resampling="poisson", **opts)
         got = compute(rd.evaluate(data, metrics=METRICS if graded else metrics, **opts), scores=True)
@@ -352,3 +351,13 @@ def test_worker_killed_mid_computation_does_not_change_the_result(client):
         os.kill(pids[victim], signal.SIGKILL)
         got = future.result(timeout=120)
     assert_same(got, want, by_query=False)
+
+
+def test_import_rankereval_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, rankereval, rankereval.io, rankereval.bootstrap; "
+            "rankereval.evaluate; bad = [m for m in ('dask', 'distributed', 'pandas', 'pyarrow') "
+            "if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
