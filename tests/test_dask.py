@@ -326,6 +326,39 @@ def test_bad_arguments(client, frames):
         rd.from_arrays(a, da.zeros((10, 3), chunks=(4, 3), dtype=int))
 
 
+def test_import_rankereval_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, rankereval, rankereval.io, rankereval.bootstrap; "
+            "rankereval.evaluate; bad = [m for m in ('dask', 'distributed', 'pandas', 'pyarrow') "
+            "if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_benchmark_data_and_in_memory_path_agree_with_read_parquet(client, tmp_path):
+    """benchmarks/make_dask_data.py writes what read_parquet reads, and bench_dask's
+    in-memory path (public API on the same files) gives the same means and intervals."""
+    import importlib.util
+
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+    mods = {}
+    for name in ("make_dask_data", "bench_dask"):
+        spec = importlib.util.spec_from_file_location(f"rankereval_{name}", os.path.join(bench, f"{name}.py"))
+        mods[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mods[name])
+    mods["make_dask_data"].write(str(tmp_path), n_users=700, n_items=5000, k=20, users_per_file=300, seed=1)
+    mem = mods["bench_dask"].in_memory(str(tmp_path), None, 100)
+    data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
+    assert data.npartitions == 3
+    got = rd.evaluate(data, metrics=mods["bench_dask"].METRICS, conf_interval=True, n_bootstrap_samples=100,
+                      random_state=0).compute()
+    assert got.n_rankings == mem["n_users"] == 700
+    for name in got.names:
+        assert got.means[name] == pytest.approx(mem["means"][name], abs=1e-12)
+        assert got.conf_intervals[name] == pytest.approx(tuple(mem["conf_intervals"][name]), abs=1e-12)
+
+
 def test_worker_killed_mid_computation_does_not_change_the_result(client):
     rng = np.random.default_rng(2)
     n, k = 4000, 10
@@ -351,13 +384,3 @@ def test_worker_killed_mid_computation_does_not_change_the_result(client):
         os.kill(pids[victim], signal.SIGKILL)
         got = future.result(timeout=120)
     assert_same(got, want, by_query=False)
-
-
-def test_import_rankereval_does_not_import_dask():
-    import subprocess
-    import sys
-
-    code = ("import sys, rankereval, rankereval.io, rankereval.bootstrap; "
-            "rankereval.evaluate; bad = [m for m in ('dask', 'distributed', 'pandas', 'pyarrow') "
-            "if m in sys.modules]; assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], check=True)
