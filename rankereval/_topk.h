@@ -449,17 +449,18 @@ struct re_topk {
             key[i] = b;
             ++cnt[b];
         }
-        if (want > n) want = n;
-        Py_ssize_t pos = 0, start = 0, most = 0;
+        Py_ssize_t pos = 0, most = 0; /* most: the largest bucket */
         for (Py_ssize_t b = 0; b < nb; ++b) {
             const Py_ssize_t c = cnt[b];
             most = c > most ? c : most;
             cnt[b] = pos;
             pos += c;
-            start = start < want ? pos : start; /* the end of the bucket that holds entry want - 1 */
         }
         for (Py_ssize_t i = 0; i < n; ++i) tmp[cnt[key[i]]++] = buf[i];
-        /* now cnt[b] is where bucket b ends; the buckets up to `start` are sorted */
+        /* now cnt[b] is where bucket b ends; sorted: the buckets up to the one that holds
+         * entry want - 1, which ends at `start` */
+        if (want > n) want = n;
+        const Py_ssize_t start = *std::lower_bound(cnt, cnt + nb, want);
         if (most > RE_TOPK_SMALL_BUCKET) {
             Py_ssize_t from = 0;
             for (Py_ssize_t b = 0; b < nb && from < want; ++b) {
@@ -510,7 +511,7 @@ struct re_topk {
         const int64_t* const x_end = st.x_end;                                                   \
         re_entry<T, ID>* const out = st.buf;                                                     \
         const Py_ssize_t cap = st.cap;                                                           \
-        const bool can_compact = st.cap > st.k, second = st.have_hi;                             \
+        const bool can_compact = st.cap >= st.k + RE_TOPK_BLOCK, second = st.have_hi;           \
         const T hi = st.hi;                                                                      \
         T t = st.t;                                                                              \
         Py_ssize_t w = st.n;                                                                     \
@@ -518,6 +519,13 @@ struct re_topk {
         for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {                                     \
             uint32_t mask = MASK(row + j, t);                                                    \
             if (!mask) continue;                                                                 \
+            if (w > cap - RE_TOPK_BLOCK && can_compact) {                                        \
+                st.n = w;                                                                        \
+                st.compact();                                                                    \
+                w = st.n;                                                                        \
+                t = st.t;                                                                        \
+                mask = MASK(row + j, t);                                                         \
+            }                                                                                    \
             if (x < x_end && *x < j + RE_TOPK_BLOCK) {                                           \
                 while (x < x_end && *x < j) ++x;                                                 \
                 for (; x < x_end && *x < j + RE_TOPK_BLOCK; ++x) mask &= ~((uint32_t) 1 << (*x - j)); \
@@ -531,12 +539,6 @@ struct re_topk {
                 const bool is_bad = re_score<T>::bad(v);                                         \
                 bad += (int64_t) is_bad;                                                         \
                 w += (Py_ssize_t) !(is_bad | (second && re_score<T>::gt(v, hi)));               \
-                if (w == cap && can_compact) {                                                   \
-                    st.n = w;                                                                    \
-                    st.compact();                                                                \
-                    w = st.n;                                                                    \
-                    t = st.t;                                                                    \
-                }                                                                                \
             }                                                                                    \
         }                                                                                        \
         st.n = w;                                                                                \
