@@ -10,6 +10,7 @@ from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
 from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many, labels_for
 from rankereval.metrics._names import from_name
+from rankereval.metrics._system import SystemMetric
 
 __all__ = ["evaluate", "Evaluation"]
 
@@ -34,7 +35,10 @@ def _metric_columns(metrics):
     for col, m in items:
         if isinstance(m, str):
             m = from_name(m)
-        elif not isinstance(m, Metric):
+        if isinstance(m, SystemMetric):
+            raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
+                            f"no score per ranking); compute it with {type(m).__name__}.compute(y_pred)")
+        if not isinstance(m, Metric):
             raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
         columns.append((m.name if col is None else col, m))
     seen = {}
@@ -158,7 +162,10 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     # one validation and one kernel call per kind of labels: every ranking is looked up in
     # its label row once for all the metrics that read those labels
     groups = {}
+    rankings_only = [j for j, (_, m) in enumerate(columns) if m.info.labels == "none"]
     for j, (_, m) in enumerate(columns):
+        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
+            continue
         labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
     scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
@@ -170,6 +177,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
                 raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
                                 "scores metrics through their registry entries and kernel reductions")
         scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
+    for j in rankings_only:
+        scores[:, j] = columns[j][1].score(None, y_pred)
     scores.flags.writeable = False
 
     if conf_interval and not isinstance(random_state, (int, np.integer)):

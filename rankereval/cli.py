@@ -44,12 +44,15 @@ class UsageError(Exception):
     """A command-line argument is invalid (exit status 2)."""
 
 
-def parse_metrics(texts, args):
-    """{name as written: Metric} through :func:`rankereval.metrics.from_name`; the options
-    --truncated, --log-base and --gain apply to every metric that has the parameter."""
+def parse_metrics(texts, args, n_items=None):
+    """{name as written: Metric or SystemMetric} through :func:`rankereval.metrics.from_name`;
+    the options --truncated, --log-base and --gain apply to every metric that has the
+    parameter, and ``n_items`` (--n-items, else the documents of the data) is the catalogue of
+    the system-level metrics (coverage@k, gini@k, entropy@k[normalize])."""
     from rankereval.metrics import from_name
 
-    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain}
+    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain,
+                "n_items": n_items if n_items is not None else 1}
     metrics = {}
     for text in texts:
         name = text.strip()
@@ -139,6 +142,9 @@ def _add_eval_options(p, default_seed=None):
     p.add_argument("--seed", type=int, default=default_seed,
                    help="random seed of the bootstrap (default: "
                         + ("fresh randomness" if default_seed is None else str(default_seed)) + ")")
+    p.add_argument("--n-items", type=_positive_int, default=None, metavar="N",
+                   help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
+                        "documents that occur in the qrels or the run)")
     p.add_argument("-q", "--per-query", action="store_true", help="one row per query id")
     p.add_argument("-f", "--format", choices=("table", "json", "csv"), default="table",
                    help="output format (default: table)")
@@ -201,8 +207,31 @@ def evaluate(data, metrics, args, err):
     return ev
 
 
-def render(ev, args):
-    """The output text of Evaluation ``ev`` for ``args.format`` (table, json or csv)."""
+def render(ev, args, system=None):
+    """The output text of Evaluation ``ev`` for ``args.format`` (table, json or csv), with
+    the values of the system-level metrics ``system`` ({name: float}: one value for all
+    queries, so no interval and no per-query value) after the per-query metrics."""
+    from rankereval._render import csv_number, fmt, json_number, table
+
+    system = system or {}
+    text = _render_evaluation(ev, args) if ev is not None else ""
+    if not system:
+        return text
+    n = len(ev.query_ids) if ev is not None else args.n_queries
+    if args.format == "json":
+        obj = json.loads(text) if text else {}
+        for name, value in system.items():
+            obj[name] = {"mean": json_number(value), "n_queries": n, "system_level": True}
+        return json.dumps(obj, indent=2, allow_nan=False) + "\n"
+    if args.format == "csv":
+        rows = [[name, csv_number(v), n] for name, v in system.items()]
+        return (text + ("\n" if text else "") + "system_metric,value,n_queries\n"
+                + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    rows = [[name, fmt(v), str(n)] for name, v in system.items()]
+    return text + ("\n" if text else "") + table(["system metric", "value", "queries"], rows)
+
+
+def _render_evaluation(ev, args):
     from rankereval._render import csv_number, fmt, json_number, table
 
     names = ev.names
@@ -260,12 +289,15 @@ def _metrics_listing():
     from rankereval.metrics._base import _registered
 
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
-    for cls in _registered():
+    for cls in _registered(everything=True):
         info = cls.info
         form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
         lines.append(f"  {form:<22} {info.summary}")
         if info.aliases:
             lines.append(f"  {'':<22} aliases: {', '.join(info.aliases)}")
+        needs = [p for p in info.inputs if p != "n_items"]
+        if needs:
+            lines.append(f"  {'':<22} needs {', '.join(needs)}: Python API only (rankereval.{cls.__name__})")
         options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
         if options:
             tokens = [p for p in options if p not in info.choices] + list(info.tokens)
@@ -276,14 +308,23 @@ def _metrics_listing():
 def _run(args, qrels, run, out, err):
     from rankereval.io import read_trec
 
-    metrics = parse_metrics(args.metrics or DEFAULT_METRICS, args)  # UsageError before any file is read
+    from rankereval.metrics import SystemMetric
+
+    texts = args.metrics or DEFAULT_METRICS
+    parse_metrics(texts, args)  # UsageError before any file is read
     data = read_trec(qrels, run, relevance_level=args.relevance_level, tie_break=args.tie_break,
                      order_by=args.order_by, missing=args.missing, extra=args.extra,
                      progress=False if args.no_progress else None)
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)
-    out.write(render(evaluate(data, metrics, args, err), args))
+    n_items = args.n_items if args.n_items is not None else len(data.doc_ids)
+    metrics = parse_metrics(texts, args, n_items=n_items)
+    system = {name: m.compute(data.rankings) for name, m in metrics.items() if isinstance(m, SystemMetric)}
+    ranking = {name: m for name, m in metrics.items() if not isinstance(m, SystemMetric)}
+    args.n_queries = data.rankings.n_rows
+    ev = evaluate(data, ranking, args, err) if ranking else None
+    out.write(render(ev, args, system))
     return 0
 
 
