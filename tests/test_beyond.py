@@ -182,7 +182,32 @@ def test_hand_derived_recommenders_style_example():
     assert GiniIndex(2, 5).compute(reco) == 0.5
     # ARP with counts (Elliot/RecBole): user 0: (4 + 2) / 2 = 3; user 1: (2 + 1) / 2 = 1.5
     np.testing.assert_array_equal(
-        AveragePopularity(2, popularity_from(train, normalize=False)).score(None, reco), [3.0, 1.5])
+        AveragePopularity(2, popularity_from(train, scale="count")).score(None, reco), [3.0, 1.5])
+
+
+def test_hand_derived_recommenders_novelty_and_diversity():
+    # Recommenders' novelty (choice model): p(i) = interactions with i / all interactions;
+    # novelty = sum over all recommendations of -log2 p(i) / number of recommendations.
+    # train interactions: item 0 x4, item 1 x2, item 2 x2 (8 in all): p = 1/2, 1/4, 1/4.
+    train = BinaryLabels.from_positive_indices([[0, 1, 2], [0, 1], [0, 2], [0]])
+    p = popularity_from(train, scale="interactions")
+    np.testing.assert_array_equal(p, [0.5, 0.25, 0.25])
+    reco = _rankings([[0, 1], [1, 2]])
+    # all recommendations: 0, 1, 1, 2 -> (1 + 2 + 2 + 2) / 4 = 1.75 = mean of the per-user
+    # values (1.5, 2.0), since both users have k' = 2 items
+    per_user = Novelty(2, p).score(None, reco)
+    np.testing.assert_array_equal(per_user, [1.5, 2.0])
+    assert per_user.mean() == 1.75
+    # Recommenders' diversity with item_feature_vector similarity: per user, 1 - mean cosine
+    # over the pairs i1 < i2 of its list, then the mean over users with a pair.
+    # features 0: (1, 0), 1: (1, 1), 2: (0, 1): cos(0, 1) = cos(1, 2) = 1/sqrt(2)
+    # user 0 and user 1 both: 1 - 1/sqrt(2)
+    features = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    ild = IntraListDiversity(2, features).score(None, _rankings([[0, 1], [1, 2], [2]]))
+    _close(ild, [1 - 2 ** -0.5, 1 - 2 ** -0.5, np.nan])
+    # three items: cos(0, 2) = 0 joins: 1 - (2/sqrt(2) + 0) / 3
+    assert IntraListDiversity(3, features).score(None, _rankings([[0, 1, 2]]))[0] == pytest.approx(
+        1 - 2 ** 0.5 / 3, abs=1e-15)
 
 
 def test_long_tail_split():
@@ -197,8 +222,11 @@ def test_long_tail_split():
 def test_popularity_from_matrices_and_errors():
     m = np.array([[1, 0, 2], [0, 0, 1]])
     np.testing.assert_array_equal(popularity_from(m), [0.5, 0.0, 1.0])
-    np.testing.assert_array_equal(popularity_from(sp.csr_matrix(m), normalize=False, n_items=4), [1, 0, 2, 0])
+    np.testing.assert_array_equal(popularity_from(sp.csr_matrix(m), scale="count", n_items=4), [1, 0, 2, 0])
     np.testing.assert_array_equal(popularity_from(NumericLabels.from_matrix(m)), [0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(popularity_from(m, scale="interactions"), [1 / 3, 0.0, 2 / 3])
+    with pytest.raises(ValueError, match="scale must be one of"):
+        popularity_from(m, scale="probability")
     with pytest.raises(ValueError, match="n_items must be an integer >= the 3 items"):
         popularity_from(m, n_items=2)
     with pytest.raises(TypeError, match="train must be"):

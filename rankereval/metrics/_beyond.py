@@ -94,9 +94,11 @@ class Novelty(_ItemValueMetric):
         Number of top items of each ranking (an integer > 0); shorter rankings use all their
         items.
     popularity : array of float, shape (n_items,)
-        :math:`p(i)`, the probability that a user knows item ``i``: the fraction of users who
-        interacted with it in the training data (:func:`popularity_from` computes it), in
-        [0, 1], indexed by item id.
+        :math:`p(i)` in [0, 1], indexed by item id: the probability that a user knows item
+        ``i``, the fraction of users who interacted with it in the training data
+        (:func:`popularity_from`, Zhou et al.); or its share of all interactions
+        (``popularity_from(train, scale="interactions")``, the choice model of Castells et
+        al. and Microsoft Recommenders).
     method : {'self_information', 'complement'}, default='self_information'
         'self_information': :math:`-\log_2 p(i)` (Zhou et al. 2010); 'complement' (name
         token ``epc``): :math:`1 - p(i)`, the expected popularity complement of Vargas and
@@ -113,8 +115,9 @@ class Novelty(_ItemValueMetric):
     NaN when the ranking is empty, and, for self-information, when an item of the top k has
     popularity 0 (its self-information is infinite: an item nobody interacted with; smooth
     the popularity, or drop those rankings with ``nan_handling='drop'``). The value does not
-    depend on the order inside the top k. Microsoft Recommenders' ``novelty`` is the same
-    quantity averaged over all recommendations instead of per user first.
+    depend on the order inside the top k. Microsoft Recommenders' ``novelty`` uses the
+    choice-model popularity, averages over all recommendations instead of per user first,
+    and counts an item absent from the training data as 0 instead of undefined.
 
     References
     ----------
@@ -168,8 +171,8 @@ class AveragePopularity(_ItemValueMetric):
         Number of top items of each ranking (an integer > 0); shorter rankings use all their
         items.
     popularity : array of float, shape (n_items,)
-        Popularity of each item id, >= 0, on any scale: interaction counts (as Elliot's and
-        RecBole's ARP) or fractions of users (:func:`popularity_from`).
+        Popularity of each item id, >= 0, on any scale: counts of users (as Elliot's and
+        RecBole's ARP: ``popularity_from(train, scale="count")``) or fractions.
 
     Notes
     -----
@@ -336,22 +339,27 @@ class IntraListDiversity(_RankingsOnlyMetric):
         return out
 
 
-def popularity_from(train, n_items=None, normalize=True):
-    """Item popularity from training interactions: the fraction of users who interacted with
-    each item (or the count of them).
+_SCALES = ("users", "interactions", "count")
+
+
+def popularity_from(train, n_items=None, scale="users"):
+    """Item popularity from training interactions.
 
     Parameters
     ----------
     train : BinaryLabels, NumericLabels, scipy sparse matrix or 2-D array
-        One row per user, an item is interacted with where the row stores it (labels), or
-        where the matrix is non-zero.
+        One row per user; each item a row stores (labels), or where the matrix is non-zero,
+        is one interaction of that user with that item.
     n_items : int, optional
         Size of the catalogue (item ids ``0 .. n_items - 1``), at least the number of
         columns of ``train``; items beyond those get popularity 0. Default: the columns of
         ``train``.
-    normalize : bool, default=True
-        True: divide by the number of users, giving :math:`p(i)` in [0, 1] for
-        :class:`Novelty`; False: counts of users, as Elliot's and RecBole's ARP use.
+    scale : {'users', 'interactions', 'count'}, default='users'
+        'users': the fraction of users who interacted with the item, the probability that
+        a random user knows it (Zhou et al. 2010; the "discovery" model of Castells et al.
+        2011); 'interactions': its share of all interactions, the probability that a random
+        interaction picks it (the "choice" model; Microsoft Recommenders' ``novelty``);
+        'count': the number of users who interacted with it, as Elliot's and RecBole's ARP.
 
     Returns
     -------
@@ -363,14 +371,14 @@ def popularity_from(train, n_items=None, normalize=True):
     >>> train = BinaryLabels.from_positive_indices([[0, 1], [0], [0, 2]])
     >>> popularity_from(train, n_items=4)
     array([1.        , 0.33333333, 0.33333333, 0.        ])
-    >>> popularity_from(train, normalize=False)
+    >>> popularity_from(train, scale="interactions")
+    array([0.6, 0.2, 0.2])
+    >>> popularity_from(train, scale="count")
     array([3., 1., 1.])
     """
     import scipy.sparse as sp
 
-    from rankereval._validation import check_flag
-
-    normalize = check_flag(normalize, "normalize")
+    scale = check_choice(scale, _SCALES, "scale")
     if isinstance(train, Labels):
         n_rows, n_cols, cols = train.n_rows, train.n_items, train.indices
     elif sp.issparse(train) or isinstance(train, np.ndarray):
@@ -389,10 +397,14 @@ def popularity_from(train, n_items=None, normalize=True):
         n_items = n_cols
     elif isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, (int, np.integer)) or n_items < n_cols:
         raise ValueError(f"n_items must be an integer >= the {n_cols} items of train, got {n_items!r}")
-    if n_rows == 0:
-        raise ValueError("train has no users: popularity is undefined")
+    if n_rows == 0 or (scale == "interactions" and len(cols) == 0):
+        raise ValueError(f"train has no {'users' if n_rows == 0 else 'interactions'}: popularity is undefined")
     counts = np.bincount(np.asarray(cols, dtype=np.int64), minlength=int(n_items)).astype(np.float64)
-    return counts / n_rows if normalize else counts
+    if scale == "users":
+        return counts / n_rows
+    if scale == "interactions":
+        return counts / counts.sum()
+    return counts
 
 
 def long_tail_items(popularity, head_share=0.2):
