@@ -31,9 +31,9 @@ use inversion for small means and Hoermann's BTRS transformed rejection otherwis
 1993, "The generation of binomial random variates", J. Statist. Comput. Simul. 46).
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, fabs, floor, log, log1p, sqrt
+from libc.math cimport exp, fabs, floor, isfinite, isnan, log, log1p, sqrt
 
-from rankereval._typedefs cimport float64_t, int64_t, uint64_t
+from rankereval._typedefs cimport float64_t, int64_t, uint32_t, uint64_t
 
 import math
 
@@ -235,6 +235,199 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
     with nogil:
         for b in prange(n_resamples, schedule='static', num_threads=nt):
             out[b] = _resample_mean(xp, n, block, seed, <uint64_t>b)
+    return out_arr
+
+
+# --------------------------------------------------------------------------------------------
+# Poisson bootstrap: counter-based weights keyed by (seed, query key, resample)
+# --------------------------------------------------------------------------------------------
+#
+# The weight of query q in resample b is Poisson(1), drawn by inversion from one 64-bit
+# hash r = mix64(key(q) ^ t(b)), where key(q) is a stable 64-bit hash of the query's key
+# (``hash_int_keys`` / ``hash_str_keys``) and t(b) = mix64(seed + (b + 1) * GOLDEN) is the
+# b-th SplitMix64 output under the seed. r is compared with the Poisson(1) distribution
+# function scaled to 2**64 (``_POISSON_CDF``): w = #{k : r >= 2**64 F(k)}. A weight depends
+# on nothing but (seed, key, b), so any subset of the queries can be weighted anywhere, in
+# any order, and per-resample sums over disjoint subsets merge by addition.
+
+# 2**64 * P(X <= k) for X ~ Poisson(1), k = 0 .. 19, rounded down (the mass beyond k = 19,
+# 7e-21, is below 2**-64: a weight never exceeds 20). Exact to the last bit: computed with
+# Python integers from a 40-digit e**-1 (decimal), not with doubles.
+cdef enum:
+    POISSON_TABLE = 20
+cdef uint64_t _POISSON_CDF[POISSON_TABLE]
+
+
+def _poisson_cdf_table():
+    import decimal
+    ctx = decimal.Context(prec=50)
+    term = ctx.exp(decimal.Decimal(-1))
+    total = decimal.Decimal(0)
+    out = []
+    for k in range(POISSON_TABLE):
+        if k:
+            term = ctx.divide(term, k)
+        total = ctx.add(total, term)
+        out.append(int(ctx.multiply(total, decimal.Decimal(2) ** 64)))
+    return out
+
+
+for _k, _t in enumerate(_poisson_cdf_table()):
+    _POISSON_CDF[_k] = _t
+POISSON_CDF = np.array(_poisson_cdf_table(), dtype=np.uint64)
+
+
+cdef inline uint64_t _poisson1(uint64_t r) noexcept nogil:
+    """Poisson(1) variate from 64 uniform bits, by inversion against _POISSON_CDF."""
+    # w <= 3 with probability 0.981: four comparisons without a branch, then the rare tail
+    cdef uint64_t w = ((r >= _POISSON_CDF[0]) + (r >= _POISSON_CDF[1])
+                       + (r >= _POISSON_CDF[2]) + (r >= _POISSON_CDF[3]))
+    if w == 4:
+        while w < POISSON_TABLE and r >= _POISSON_CDF[w]:
+            w += 1
+    return w
+
+
+cdef inline uint64_t _resample_key(uint64_t seed, uint64_t b) noexcept nogil:
+    return _mix64(seed + (b + 1) * GOLDEN)
+
+
+def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamples):
+    """Poisson(1) weights, shape ``(len(keys), n_resamples)``, as int32 (tests and docs)."""
+    cdef Py_ssize_t n = keys.shape[0], i, b
+    out_arr = np.empty((n, n_resamples), dtype=np.int32)
+    cdef int[:, ::1] out = out_arr
+    with nogil:
+        for i in range(n):
+            for b in range(n_resamples):
+                out[i, b] = <int>_poisson1(_mix64(keys[i] ^ _resample_key(seed, <uint64_t>b)))
+    return out_arr
+
+
+cdef void _poisson_block(const float64_t[:, ::1] x, const uint64_t[::1] keys,
+                         const uint64_t *tb, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t n_res,
+                         double *sums, double *wall, double *wmiss) noexcept nogil:
+    """Accumulate resamples b0 <= b < b1 over every row of x (rows in order)."""
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], i, j, b
+    cdef uint64_t key
+    cdef double w, v
+    cdef bint finite
+    for i in range(n):
+        key = keys[i]
+        finite = True
+        for j in range(m):
+            if not isfinite(x[i, j]):
+                finite = False
+        if finite and m == 1:
+            v = x[i, 0]
+            for b in range(b0, b1):
+                w = <double>_poisson1(_mix64(key ^ tb[b]))
+                sums[b] += w * v
+                wall[b] += w
+        elif finite:
+            for b in range(b0, b1):
+                w = <double>_poisson1(_mix64(key ^ tb[b]))
+                wall[b] += w
+                for j in range(m):
+                    sums[j * n_res + b] += w * x[i, j]
+        else:
+            # NaN scores weigh nothing (their weight is counted in wmiss); an infinite score
+            # with weight 0 must not add 0 * inf = NaN
+            for b in range(b0, b1):
+                w = <double>_poisson1(_mix64(key ^ tb[b]))
+                if w == 0.0:
+                    continue
+                wall[b] += w
+                for j in range(m):
+                    v = x[i, j]
+                    if isnan(v):
+                        wmiss[j * n_res + b] += w
+                    else:
+                        sums[j * n_res + b] += w * v
+
+
+def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t seed,
+                 Py_ssize_t n_resamples, int n_threads=1):
+    """Per-resample sums of a Poisson bootstrap of the columns of ``x``.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (n, m), C-contiguous
+        One row per query, one column per metric; NaN entries take no part.
+    keys : ndarray of uint64, shape (n,)
+        Stable 64-bit hashes of the queries' keys (``hash_int_keys`` / ``hash_str_keys``).
+    seed : int in [0, 2**64)
+        Key of the resamples.
+    n_resamples : int
+        Number of resamples B.
+    n_threads : int, default=1
+        OpenMP threads, each owning a contiguous range of resamples. The result does not
+        depend on it: every sum adds the rows in order.
+
+    Returns
+    -------
+    sums : ndarray of float64, shape (m, B)
+        ``sums[j, b] = sum_i w[i, b] * x[i, j]`` over the rows where ``x[i, j]`` is not NaN.
+    weights : ndarray of float64, shape (m, B)
+        ``weights[j, b] = sum_i w[i, b]`` over the same rows (integers, exact below 2**53).
+    """
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
+    if keys.shape[0] != n:
+        raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0")
+    sums_arr = np.zeros((m, n_resamples), dtype=np.float64)
+    wall_arr = np.zeros(n_resamples, dtype=np.float64)
+    wmiss_arr = np.zeros((m, n_resamples), dtype=np.float64)
+    tb_arr = np.empty(n_resamples, dtype=np.uint64)
+    cdef uint64_t[::1] tb = tb_arr
+    for b in range(n_resamples):
+        tb[b] = _resample_key(seed, <uint64_t>b)
+    if n_resamples == 0 or m == 0:
+        return sums_arr, np.zeros((m, n_resamples), dtype=np.float64)
+    cdef double[:, ::1] sums = sums_arr
+    cdef double[::1] wall = wall_arr
+    cdef double[:, ::1] wmiss = wmiss_arr
+    cdef int nt = n_threads if n_threads > 0 else 1
+    if nt > n_resamples:
+        nt = <int>n_resamples
+    n_chunks = nt
+    size = (n_resamples + n_chunks - 1) // n_chunks
+    with nogil:
+        for c in prange(n_chunks, schedule='static', num_threads=nt):
+            _poisson_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples),
+                           n_resamples, &sums[0, 0], &wall[0], &wmiss[0, 0])
+    return sums_arr, wall_arr[None, :] - wmiss_arr
+
+
+def hash_int_keys(const int64_t[::1] ids):
+    """Stable 64-bit hashes of integer query keys (the same on every platform and run)."""
+    cdef Py_ssize_t i, n = ids.shape[0]
+    out_arr = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] out = out_arr
+    with nogil:
+        for i in range(n):
+            out[i] = _mix64(_mix64(<uint64_t>ids[i] ^ 0x696E74206B657973ULL) + GOLDEN)
+    return out_arr
+
+
+def hash_str_keys(const uint32_t[:, ::1] codes):
+    """Stable 64-bit hashes of string query keys, given as the code points of a NumPy
+    ``str_`` array viewed as ``uint32`` (one row per key, NUL-padded)."""
+    cdef Py_ssize_t i, j, n = codes.shape[0], width = codes.shape[1]
+    cdef uint64_t h, length
+    out_arr = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] out = out_arr
+    with nogil:
+        for i in range(n):
+            h = 0x737472206B657973ULL
+            length = 0
+            for j in range(width):
+                if codes[i, j] == 0:
+                    break
+                h = _mix64(h ^ codes[i, j]) + GOLDEN
+                length += 1
+            out[i] = _mix64(h ^ length)
     return out_arr
 
 

@@ -115,12 +115,13 @@ def _baseline(text, names):
 
 
 def _metrics(texts):
-    """{name as typed: Metric}, parsed as ``rankereval evaluate`` parses them."""
+    """{column name: Metric}, parsed as ``rankereval evaluate`` parses them (trec_eval's
+    names included)."""
     from argparse import Namespace
 
     from rankereval.cli import parse_metrics
 
-    return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))
+    return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))[0]
 
 
 def render(cmp, fmt):

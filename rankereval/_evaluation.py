@@ -1,10 +1,12 @@
 """Evaluate an experiment in one call: many metrics, one table, honest NaN warnings."""
 import json
+import math
 import warnings
 
 import numpy as np
 
-from rankereval import _render
+from rankereval import _bootstrap, _render
+from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
@@ -60,9 +62,116 @@ def _threshold(labels, level):
     return BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
 
 
+def _check_relevance_level(relevance_level):
+    if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
+            or not np.isfinite(relevance_level) or relevance_level <= 0):
+        raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
+                         f"never stored, so they cannot be relevant), got {relevance_level!r}")
+
+
+def _score_columns(columns, binary, numeric, y_pred, relevance_level):
+    """Scores of every ``(name, metric)`` column, shape ``(n_rankings, n_columns)``.
+
+    ``binary`` / ``numeric``: the labels as given (one of them may be None); binary metrics
+    over graded labels see them thresholded at ``relevance_level``. One validation and one
+    kernel call per kind of labels: every ranking is looked up in its label row once for all
+    the metrics that read those labels. :mod:`rankereval.dask` calls it per partition.
+    """
+    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
+        _check_relevance_level(relevance_level)
+        binary = _threshold(numeric, relevance_level)
+    groups = {}
+    rankings_only = []
+    for j, (_, m) in enumerate(columns):
+        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
+            rankings_only.append(j)
+            continue
+        labels = labels_for(m, binary, numeric)
+        groups.setdefault(id(labels), (labels, []))[1].append(j)
+    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    for labels, cols in groups.values():
+        first = columns[cols[0]][1]
+        first._check_inputs(labels, y_pred)
+        for j in cols:
+            if type(columns[j][1]).score is not Metric.score:
+                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
+                                "scores metrics through their registry entries and kernel reductions")
+        scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
+    for j in rankings_only:
+        scores[:, j] = columns[j][1].score(None, y_pred)
+    return scores
+
+
+def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1):
+    """What the means and Poisson intervals of a block of per-query scores need, as sums.
+
+    A dict of arrays, one entry per column, that :func:`_merge_partials` adds up across
+    blocks (queries split into disjoint blocks anywhere, in any order); :func:`_summarise`
+    turns the total into means and intervals. With ``hashes`` (query key hashes) it also
+    holds the Poisson bootstrap's per-resample sums, shape ``(n_columns, n_resamples)``.
+    """
+    nan = np.isnan(scores)
+    used = ~nan
+    x = scores
+    if nan_handling == "zerofill":
+        x = np.where(nan, 0.0, scores)
+        used = np.ones_like(nan)
+    filled = np.where(used, x, 0.0)
+    part = {
+        "n": np.int64(scores.shape[0]),
+        "n_undefined": nan.sum(axis=0),
+        "n_used": (used.sum(axis=0) if nan_handling == "drop"
+                   else np.full(scores.shape[1], scores.shape[0])),
+        "sum": filled.sum(axis=0),
+        "min": np.where(used, x, np.inf).min(axis=0, initial=np.inf),
+        "max": np.where(used, x, -np.inf).max(axis=0, initial=-np.inf),
+    }
+    if hashes is not None:
+        part["sums"], part["weights"] = _bootstrap.poisson_sums(
+            np.ascontiguousarray(x, dtype=np.float64), hashes, seed, n_resamples, n_threads)
+    return part
+
+
+def _merge_partials(a, b):
+    """The partial sums of two disjoint blocks of queries together."""
+    out = {}
+    for key in a:
+        if key == "min":
+            out[key] = np.minimum(a[key], b[key])
+        elif key == "max":
+            out[key] = np.maximum(a[key], b[key])
+        else:
+            out[key] = a[key] + b[key]
+    return out
+
+
+def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
+    """Means, Poisson intervals (when ``part`` has sums; else None), rankings used and
+    undefined, and the notes about undefined means, from the total partial sums."""
+    from rankereval.bootstrap import BootstrapResult, poisson_result
+
+    means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
+    for j, (col, m) in enumerate(columns):
+        n_undefined[col] = int(part["n_undefined"][j])
+        n_used[col] = int(part["n_used"][j])
+        undefined = nan_handling == "propagate" and n_undefined[col] > 0
+        if undefined:
+            notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
+        mean = float("nan") if undefined or not n_used[col] else float(part["sum"][j] / n_used[col])
+        means[col] = mean
+        if "sums" in part:
+            if math.isnan(mean):
+                res = BootstrapResult.undefined(n_boot, conf)
+            else:
+                res = poisson_result(part["sums"][j], part["weights"][j], mean,
+                                     part["min"][j] == part["max"][j], n_boot, conf)
+            intervals[col] = res.confidence_interval
+    return means, (intervals if "sums" in part else None), n_used, n_undefined, notes
+
+
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
              conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             method="percentile"):
+             method="percentile", resampling="multinomial", query_ids=None):
     """Evaluate rankings with many metrics at once: per-ranking scores, means and intervals.
 
     Parameters
@@ -91,6 +200,14 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         As in :meth:`Metric.mean <rankereval.Metric.mean>`. Every metric is resampled
         with the same random streams, so an int ``random_state`` gives each metric the
         interval its own ``mean`` call would give.
+    resampling : {'multinomial', 'poisson'}, default='multinomial'
+        The classical bootstrap, or the Poisson bootstrap (percentile intervals only)
+        keyed by query: the query ids of a ``TrecData``, else the row numbers. Its intervals
+        are those :func:`rankereval.dask.evaluate` computes on a cluster for the same
+        queries and ``random_state`` (see :doc:`/guide/confidence_intervals`).
+    query_ids : array-like of int or str, shape (n_rankings,), optional
+        The query id of each row (with a ``TrecData``, its own): kept in
+        :attr:`Evaluation.query_ids` and used as the Poisson bootstrap's query keys.
 
     Returns
     -------
@@ -129,12 +246,13 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     """
     from rankereval.io import TrecData
 
-    query_ids = None
     if isinstance(y_true, TrecData):
         if metrics is None and y_pred is not None and not hasattr(y_pred, "indices"):
             y_pred, metrics = None, y_pred  # evaluate(data, metrics)
         if y_pred is not None:
             raise TypeError("y_pred must be None when y_true is a TrecData (it holds the run)")
+        if query_ids is not None:
+            raise TypeError("query_ids must be None when y_true is a TrecData (it has its own)")
         numeric, y_pred = y_true.numeric_labels, y_true.rankings
         query_ids = np.asarray(y_true.query_ids)
     elif isinstance(y_true, Labels):
@@ -147,43 +265,35 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     columns = _metric_columns(metrics)
     check_nan_handling(nan_handling)
     conf_interval = check_flag(conf_interval, "conf_interval")
-    from rankereval.bootstrap import _rng, _validate
+    from rankereval.bootstrap import _check_resampling, _rng, _validate
 
     n_boot, conf, method = _validate(n_bootstrap_samples, confidence, method,
                                      n_name="n_bootstrap_samples", conf_name="confidence")
-    binary = y_true if isinstance(y_true, BinaryLabels) else None
-    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
-        if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
-                or not np.isfinite(relevance_level) or relevance_level <= 0):
-            raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
-                             f"never stored, so they cannot be relevant), got {relevance_level!r}")
-        binary = _threshold(numeric, relevance_level)
-
-    # one validation and one kernel call per kind of labels: every ranking is looked up in
-    # its label row once for all the metrics that read those labels
-    groups = {}
-    rankings_only = [j for j, (_, m) in enumerate(columns) if m.info.labels == "none"]
-    for j, (_, m) in enumerate(columns):
-        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
-            continue
-        labels = labels_for(m, binary, numeric)
-        groups.setdefault(id(labels), (labels, []))[1].append(j)
-    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
-    for labels, cols in groups.values():
-        first = columns[cols[0]][1]
-        first._check_inputs(labels, y_pred)
-        for j in cols:
-            if type(columns[j][1]).score is not Metric.score:
-                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
-                                "scores metrics through their registry entries and kernel reductions")
-        scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
-    for j in rankings_only:
-        scores[:, j] = columns[j][1].score(None, y_pred)
+    resampling = _check_resampling(resampling)
+    if resampling == "poisson" and method != "percentile":
+        raise ValueError("resampling='poisson' gives percentile intervals only (method='percentile'), "
+                         f"got method={method!r}")
+    scores = _score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
+                            y_pred, relevance_level)
+    if query_ids is not None and not isinstance(y_true, TrecData):
+        query_ids = np.asarray(query_ids)
+        if query_ids.shape != (scores.shape[0],):
+            raise ValueError(f"query_ids must have one id per ranking ({scores.shape[0]}), got shape "
+                             f"{query_ids.shape}")
     scores.flags.writeable = False
 
     if conf_interval and not isinstance(random_state, (int, np.integer)):
         # one seed for every metric (from None or a Generator): the same resamples for all
         random_state = int(_rng(random_state).integers(0, 2**63 - 1))
+    poisson = None
+    if conf_interval and resampling == "poisson":
+        from rankereval.bootstrap import _DRAWS_PER_THREAD, _seed, query_key_hashes
+
+        work = scores.shape[0] * n_boot
+        part = _partials(scores, nan_handling, query_key_hashes(query_ids, scores.shape[0]),
+                         _seed(random_state), n_boot,
+                         max(1, min(effective_n_threads(), work // _DRAWS_PER_THREAD)))
+        poisson = _summarise(part, columns, nan_handling, n_boot, conf)[1]
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     for j, (col, m) in enumerate(columns):
         s = scores[:, j]
@@ -197,7 +307,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
             notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
         n_used[col] = int(s.size)
         means[col] = float(np.mean(s)) if s.size else float("nan")
-        if conf_interval:
+        if poisson is not None:
+            intervals[col] = poisson[col]
+        elif conf_interval:
             res = _bootstrap_scores(s, n_boot, conf, method, random_state)
             intervals[col] = res.confidence_interval
     if notes:
@@ -212,8 +324,9 @@ class Evaluation:
 
     Attributes
     ----------
-    scores : ndarray of float64, shape (n_rankings, n_metrics)
-        Read-only; column ``j`` holds metric ``names[j]`` (NaN where undefined).
+    scores : ndarray of float64, shape (n_rankings, n_metrics), or None
+        Read-only; column ``j`` holds metric ``names[j]`` (NaN where undefined). None when
+        the per-query scores were left on a cluster (:mod:`rankereval.dask`).
     names : list of str
         Column names.
     metrics : list of Metric
@@ -231,8 +344,9 @@ class Evaluation:
     """
 
     def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
-                 n_undefined, nan_handling, confidence=None):
+                 n_undefined, nan_handling, confidence=None, n_rankings=None):
         self.scores = scores
+        self._n_rankings = scores.shape[0] if n_rankings is None else int(n_rankings)
         self.names = list(names)
         self.metrics = list(metrics)
         self.query_ids = query_ids
@@ -245,7 +359,13 @@ class Evaluation:
 
     @property
     def n_rankings(self):
-        return self.scores.shape[0]
+        return self._n_rankings
+
+    def _per_query(self):
+        if self.scores is None:
+            raise ValueError("the per-query scores were left on the cluster: use "
+                             "DaskEvaluation.scores, or compute(scores=True) to gather them")
+        return self.scores
 
     def _col(self, name):
         try:
@@ -260,7 +380,7 @@ class Evaluation:
 
     def __getitem__(self, name):
         """The per-ranking scores of column ``name`` (a read-only view)."""
-        return self.scores[:, self._col(name)]
+        return self._per_query()[:, self._col(name)]
 
     # -- export --------------------------------------------------------------------------
     def to_pandas(self):
@@ -272,7 +392,7 @@ class Evaluation:
 
         pd = _pandas()
         index = pd.Index(self.query_ids, name="query") if self.query_ids is not None else None
-        return pd.DataFrame(np.array(self.scores), columns=self.names, index=index)
+        return pd.DataFrame(np.array(self._per_query()), columns=self.names, index=index)
 
     def summary(self):
         """One row per metric: mean, interval bounds (when computed), rankings used and undefined.
@@ -304,7 +424,7 @@ class Evaluation:
             entry["n_used"] = self.n_used[name]
             entry["n_undefined"] = self.n_undefined[name]
             if per_query:
-                entry["scores"] = [_render.json_number(v) for v in self.scores[:, j]]
+                entry["scores"] = [_render.json_number(v) for v in self._per_query()[:, j]]
             out["metrics"][name] = entry
         if per_query and self.query_ids is not None:
             out["query_ids"] = [q.item() if hasattr(q, "item") else q for q in self.query_ids]

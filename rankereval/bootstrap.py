@@ -20,6 +20,16 @@ How it stays fast and small
   resample is a multinomial draw of counts over the distinct values, which costs O(d) instead
   of O(n) per resample.
 
+Poisson bootstrap
+-----------------
+``resampling="poisson"`` (Chamandy et al. 2012) gives each query an independent Poisson(1)
+weight per resample instead of drawing ``n`` queries with replacement. The weight of a query
+in resample ``b`` is a function of ``(seed, hash of the query key, b)`` alone (a counter-based
+generator in ``_bootstrap.pyx``), so any subset of the queries can be weighted on any
+machine, and the per-resample sums ``sum(w * score)`` and ``sum(w)`` of disjoint subsets
+merge by addition: the interval of :mod:`rankereval.dask` is the one computed here on the
+same queries, whatever the partitioning. :func:`query_key_hashes` defines the key hash.
+
 For ``Metric.mean``, whose arguments are called ``n_bootstrap_samples`` and ``confidence``,
 validate first with ``_validate(n, c, method, n_name="n_bootstrap_samples",
 conf_name="confidence")`` so that error messages name the arguments as the caller wrote them.
@@ -34,9 +44,10 @@ import numpy as np
 from rankereval import _bootstrap
 from rankereval._threads import effective_n_threads
 
-__all__ = ["BootstrapResult", "bootstrap_mean"]
+__all__ = ["BootstrapResult", "bootstrap_mean", "query_key_hashes"]
 
 METHODS = ("percentile", "bca")
+RESAMPLINGS = ("multinomial", "poisson")
 # The bootstrap distribution is returned, 8 bytes per resample: 10**8 resamples take 800 MB,
 # far beyond any use (the Monte Carlo error of a 95% bound is then ~3e-4 standard errors).
 # The bound turns absurd requests into a ValueError instead of a MemoryError/OverflowError.
@@ -154,6 +165,115 @@ def _validate(n_resamples, confidence_level, method, n_name="n_resamples",
     return int(n_resamples), float(confidence_level), method.lower()
 
 
+def _check_resampling(resampling):
+    """``resampling`` lower-cased, after checking it is one of :data:`RESAMPLINGS`."""
+    if not isinstance(resampling, str) or resampling.lower() not in RESAMPLINGS:
+        raise ValueError(f"resampling must be one of {RESAMPLINGS}, got {resampling!r}")
+    return resampling.lower()
+
+
+def _seed(random_state):
+    """The one 64-bit key of every random stream of a bootstrap, from ``random_state``."""
+    return int(_rng(random_state).integers(0, 2 ** 64, dtype=np.uint64))
+
+
+def query_key_hashes(keys, n=None):
+    """Stable 64-bit hashes of query keys, which key the Poisson bootstrap's weights.
+
+    Parameters
+    ----------
+    keys : array-like of int or str, shape (n,), or None
+        The key of each query: its query id (integers, or strings compared as text), or
+        ``None`` for the row numbers ``0 .. n - 1``. Integers must fit in int64 and hash by
+        value (``7``, ``np.int32(7)`` and ``np.uint64(7)`` are one key); strings hash by
+        their Unicode code points. Integers and strings are never mixed.
+    n : int, optional
+        The number of queries; required when ``keys`` is None, checked otherwise.
+
+    Returns
+    -------
+    ndarray of uint64, shape (n,)
+        The same values on every platform, Python version and run (no salt).
+
+    Raises
+    ------
+    TypeError
+        For keys that are neither all integers nor all strings (floats, bools, mixed).
+    ValueError
+        For a length other than ``n``, or integers outside int64.
+
+    Examples
+    --------
+    >>> from rankereval.bootstrap import query_key_hashes
+    >>> bool((query_key_hashes(None, 3) == query_key_hashes([0, 1, 2])).all())
+    True
+    >>> int(query_key_hashes(["q1"])[0]) == int(query_key_hashes(["q1"])[0])
+    True
+    """
+    if keys is None:
+        if n is None:
+            raise ValueError("query_key_hashes needs n when keys is None")
+        return _bootstrap.hash_int_keys(np.arange(n, dtype=np.int64))
+    # a list goes through an object array: np.asarray([1, "a"]) would turn 1 into "1"
+    a = np.asarray(keys) if hasattr(keys, "__array__") else np.array(keys, dtype=object)
+    if a.ndim != 1 or (n is not None and a.shape[0] != n):
+        raise ValueError(f"query keys must be a 1-D array of {n if n is not None else 'n'} keys, "
+                         f"got shape {a.shape}")
+    if a.dtype.kind == "O":
+        a = _object_keys(a)
+    if a.dtype.kind == "b" or a.dtype.kind not in "iuU":
+        raise TypeError(f"query keys must be integers or strings, got dtype {a.dtype}")
+    if a.dtype.kind == "U":
+        if a.shape[0] == 0:
+            return np.empty(0, dtype=np.uint64)
+        if a.dtype.itemsize == 0:
+            a = a.astype("<U1")
+        codes = np.ascontiguousarray(a).view(np.uint32).reshape(a.shape[0], -1)
+        return _bootstrap.hash_str_keys(codes)
+    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"integer query keys must fit in int64, got {a.max()}")
+    return _bootstrap.hash_int_keys(np.ascontiguousarray(a, dtype=np.int64))
+
+
+def id_kind(a, what="query keys"):
+    """``'int'`` or ``'str'``: the type of every id of a 1-D array.
+
+    Raises TypeError naming ``what`` and the first offending position for floats, bools,
+    None or a mix of integers and strings (``rankereval.dask`` checks its id columns with it).
+    """
+    a = np.asarray(a)
+    if a.dtype.kind in "iu":
+        return "int"
+    if a.dtype.kind == "U":
+        return "str"
+    if a.dtype.kind != "O":
+        raise TypeError(f"{what} must be integers or strings, got dtype {a.dtype}")
+    is_str = np.fromiter((isinstance(v, str) for v in a), dtype=bool, count=a.shape[0])
+    if is_str.all():
+        return "str"
+    is_int = np.fromiter((isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                          for v in a), dtype=bool, count=a.shape[0])
+    if is_int.all():
+        return "int"
+    if (is_str | is_int).all():
+        i, j = int(np.argmax(is_str)), int(np.argmax(is_int))
+        raise TypeError(f"{what} mix integers and strings ({a[j]!r} at position {j}, "
+                        f"{a[i]!r} at position {i}); use one type for every id")
+    bad = int(np.argmin(is_str | is_int))
+    raise TypeError(f"{what} must be integers or strings, got {a[bad]!r} "
+                    f"({type(a[bad]).__name__}) at position {bad}")
+
+
+def _object_keys(a):
+    """An object array of keys as int64 or str; TypeError for anything else or a mix."""
+    if id_kind(a) == "str":
+        return a.astype(str)
+    try:
+        return a.astype(np.int64)
+    except OverflowError:
+        raise ValueError("integer query keys must fit in int64") from None
+
+
 def _rng(random_state):
     """``numpy.random.Generator`` from None, an int seed or a Generator (never the global RNG)."""
     if isinstance(random_state, (bool, np.bool_)):
@@ -236,7 +356,7 @@ def _bca_probabilities(distribution, mean, m2, m3, n, confidence_level):
 
 
 def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="percentile",
-                   random_state=None):
+                   random_state=None, *, resampling="multinomial", keys=None):
     """Bootstrap confidence interval of the mean of ``scores``.
 
     Draws ``n_resamples`` resamples of the ``n`` scores with replacement, takes the mean of
@@ -269,6 +389,16 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
         Source of randomness, passed to ``numpy.random.default_rng``: an int seed, a
         Generator (used as is: its state advances) or anything else ``default_rng`` accepts.
         ``None`` draws fresh entropy. The global NumPy RNG is never used.
+    resampling : {'multinomial', 'poisson'}, default='multinomial'
+        ``'multinomial'``: the classical bootstrap, ``n`` draws with replacement.
+        ``'poisson'``: each score gets an independent Poisson(1) weight per resample, keyed
+        by ``(random_state, key, resample)``, and a resampled mean is ``sum(w * score) /
+        sum(w)`` (a resample whose weights are all 0, probability ``e**-n``, counts as the
+        sample mean). Its intervals match those of :mod:`rankereval.dask` on the same keys,
+        for any partitioning. See :doc:`/guide/confidence_intervals`.
+    keys : array-like of int or str, shape (n,), optional
+        With ``resampling='poisson'``: the key of each score (its query id); default the
+        positions ``0 .. n - 1``. See :func:`query_key_hashes`.
 
     Returns
     -------
@@ -318,9 +448,14 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
     (0.5, 0.5)
     """
     n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
+    resampling = _check_resampling(resampling)
     x = _scores(scores)
     rng = _rng(random_state)
     n = x.shape[0]
+    if resampling == "poisson":
+        hashes = query_key_hashes(keys, n)
+    elif keys is not None:
+        raise ValueError("keys are only used with resampling='poisson'")
 
     def result(mean, interval, distribution, standard_error):
         distribution.setflags(write=False)
@@ -341,7 +476,14 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
                          "with infinite values is undefined); use method='percentile'")
     mean = float(np.mean(x))
 
-    if support is not None:
+    if resampling == "poisson":
+        sums, weights = _bootstrap.poisson_sums(
+            x[:, None], hashes, _seed(rng), n_resamples,
+            n_threads=max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD)))
+        distribution = poisson_means(sums[0], weights[0], mean)
+        if method == "bca":
+            m2, m3 = _bootstrap.centred_moments(x, mean)
+    elif support is not None:
         values, counts = support
         distribution = _multinomial_means(values, counts, n, n_resamples, rng)
         if method == "bca":
@@ -359,10 +501,46 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
         probabilities = _bca_probabilities(distribution, mean, m2, m3, n, confidence_level)
     else:
         probabilities = ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0)
+    interval, standard_error = _interval(distribution, probabilities)
+    return result(mean, interval, distribution, standard_error)
+
+
+def _interval(distribution, probabilities):
+    """Quantiles of the bootstrap distribution at ``probabilities``, and its standard deviation."""
     interval = _quantiles(np.sort(distribution), probabilities)
     with np.errstate(invalid="ignore", over="ignore"):      # infinite or huge scores
         standard_error = np.std(distribution, ddof=1)
-    return result(mean, interval, distribution, standard_error)
+    return interval, standard_error
+
+
+def poisson_means(sums, weights, mean):
+    """Resampled means of a Poisson bootstrap from its per-resample sums (1-D each).
+
+    ``sums[b] / weights[b]``; a resample with total weight 0 (no query drawn) is the sample
+    ``mean``. Used in memory and by :mod:`rankereval.dask` after adding up partitions.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(weights > 0, sums / np.where(weights > 0, weights, 1.0), mean)
+    return out
+
+
+def poisson_result(sums, weights, mean, constant, n_resamples, confidence_level):
+    """Percentile :class:`BootstrapResult` of a Poisson bootstrap from merged sums.
+
+    ``constant``: every score is ``mean`` (the interval is then exactly ``(mean, mean)``, as
+    :func:`bootstrap_mean` gives, instead of a rounding of it). Used by
+    :mod:`rankereval.dask`, whose partitions only return sums.
+    """
+    if constant:
+        distribution = np.full(n_resamples, mean)
+        interval, standard_error = (mean, mean), 0.0
+    else:
+        distribution = poisson_means(sums, weights, mean)
+        interval, standard_error = _interval(
+            distribution, ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0))
+    distribution.setflags(write=False)
+    return BootstrapResult(float(mean), (float(interval[0]), float(interval[1])), distribution,
+                           float(standard_error), "percentile", confidence_level, n_resamples)
 
 
 def _multinomial_means(values, counts, n, n_resamples, rng):

@@ -35,6 +35,8 @@ import math
 import os
 import sys
 
+import numpy as np
+
 __all__ = ["main", "DEFAULT_METRICS"]
 
 DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
@@ -44,25 +46,68 @@ class UsageError(Exception):
     """A command-line argument is invalid (exit status 2)."""
 
 
+def _split_names(texts):
+    """Metric names from ``-m`` values: each value may hold several names separated by spaces
+    or commas (``-m "map ndcg@10"``, ``-m map,P.5,10``); commas inside brackets
+    (``ndcg@10[power,log2]``) and in trec_eval's parameter lists (``P.5,10,20``) stay."""
+    from rankereval.metrics._trec_names import is_trec_name
+
+    names = []
+    for token in " ".join(texts).split():
+        depth, start = 0, 0
+        for i, ch in enumerate(token + ","):
+            depth += (ch == "[") - (ch == "]")
+            if ch != "," or depth:
+                continue
+            piece = token[start:i]
+            start = i + 1
+            if names and piece[:1].isdigit() or piece[:1] == "." and names:
+                if "." in names[-1] and "@" not in names[-1] and is_trec_name(names[-1]):
+                    names[-1] += "," + piece  # P.5,10: a parameter of the name before
+                    continue
+            if piece:
+                names.append(piece)
+    return names
+
+
 def parse_metrics(texts, args, n_items=None):
-    """{name as written: Metric or SystemMetric} through :func:`rankereval.metrics.from_name`;
-    the options --truncated, --log-base and --gain apply to every metric that has the
-    parameter, and ``n_items`` (--n-items, else the documents of the data) is the catalogue of
-    the system-level metrics (coverage@k, gini@k, entropy@k[normalize])."""
+    """{column name: Metric} of the names given; with ``trec=True`` also the
+    :class:`~rankereval.metrics._trec_names.TrecMeasure` of each column named the trec_eval way.
+
+    A name is read by the package's grammar (:func:`rankereval.metrics.from_name`; the
+    options --truncated, --log-base and --gain apply to every metric that has the parameter)
+    unless it is spelt as a trec_eval measure or set (``P_10``, ``P.5,10``, ``ndcg_cut_10``,
+    ``official``): then trec_eval's table gives trec_eval's definitions, one column per
+    measure, named as trec_eval prints it. Names both grammars know (``map``, ``ndcg``,
+    ``recip_rank``) mean the same metric in both (tests/test_trec_names.py checks it).
+    ``n_items`` (--n-items, else the documents of the data) is the catalogue of the
+    system-level metrics (coverage@k, gini@k, entropy@k[normalize]); before the data is read
+    a placeholder serves to check the names.
+    """
     from rankereval.metrics import from_name
+    from rankereval.metrics._trec_names import is_trec_name, trec_measures
 
     defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain,
                 "n_items": n_items if n_items is not None else 1}
-    metrics = {}
-    for text in texts:
-        name = text.strip()
+    metrics, trec = {}, {}
+    for name in _split_names(texts):
         if name in metrics:
             continue
         try:
             metrics[name] = from_name(name, defaults=defaults)
+            continue
         except ValueError as exc:
-            raise UsageError(f"{exc} (see 'rankereval metrics')") from None
-    return metrics
+            if not is_trec_name(name):
+                raise UsageError(f"{exc} (see 'rankereval metrics')") from None
+        try:
+            measures = trec_measures(name)
+        except ValueError as exc:
+            raise UsageError(f"{exc}") from None
+        for m in measures:
+            if m.column not in metrics:
+                metrics[m.column] = m.metric
+                trec[m.column] = m
+    return metrics, trec
 
 
 # ----------------------------------------------------------------------------------------
@@ -76,6 +121,16 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if v <= 1:
         raise argparse.ArgumentTypeError(f"expected an integer > 1, got {v}")
+    return v
+
+
+def _count(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer > 0, got {v}")
     return v
 
 
@@ -105,13 +160,18 @@ def _add_eval_options(p, default_seed=None):
     from rankereval.io import EXTRA, MISSING, ORDER_BY, TIE_BREAKS
     from rankereval.metrics import DCG
 
-    p.add_argument("-m", "--metrics", nargs="+", metavar="METRIC", default=None,
-                   help=f"metrics, e.g. ndcg@10 recall@100 map (default: {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC", default=None,
+                   help="metrics: our names (ndcg@10 recall@100 map) or trec_eval's (P_10, P.5,10,20, "
+                        "ndcg_cut_10, map_cut_100, official, all_trec); -m may be repeated, names may be "
+                        f"separated by commas (default: {' '.join(DEFAULT_METRICS)}; see 'rankereval metrics')")
+    p.add_argument("-M", "--depth", type=_count, default=None, metavar="N",
+                   help="evaluate only the first N documents of each ranking (trec_eval -M)")
     p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
                    help="grade from which a document is relevant for binary metrics (default: 1, as trec_eval -l)")
-    p.add_argument("--nan-handling", choices=NAN_HANDLING, default="propagate",
-                   help="queries whose metric is undefined (NaN, e.g. no relevant document): "
-                        "propagate (mean is NaN; default), drop, or count as 0")
+    p.add_argument("--nan-handling", choices=NAN_HANDLING, default="zerofill",
+                   help="queries whose metric is undefined (NaN, e.g. no relevant document): count "
+                        "as 0 (zerofill; default, as trec_eval), drop, or propagate (the mean is NaN; "
+                        "the Python API's default)")
     p.add_argument("--truncated", action="store_true",
                    help="precision/recall/f1/hitrate: clip k at the ranking length (precision) or "
                         "the number of relevant documents (recall)")
@@ -120,8 +180,9 @@ def _add_eval_options(p, default_seed=None):
     p.add_argument("--gain", choices=DCG.info.choices["relevance_scaling"], default="identity",
                    help="DCG/NDCG gain of a grade g: g (identity, default, as trec_eval) or 2**g - 1 (power)")
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="trec_eval",
-                   help="order of equal scores: trec_eval (default: 32-bit scores, larger docid first), "
-                        "docid (exact scores, smaller docid first), input (exact scores, file order)")
+                   help="order of equal scores: trec_eval (default: scores as doubles, larger docid first, "
+                        "as trec_eval 10), trec_eval9 (scores as 32-bit floats first, as trec_eval 9 and "
+                        "pytrec_eval), docid (smaller docid first), input (file order)")
     p.add_argument("--order-by", choices=ORDER_BY, default="score",
                    help="rank documents by descending score (default, as trec_eval) or ascending rank column")
     p.add_argument("--missing", choices=MISSING, default="drop",
@@ -146,8 +207,9 @@ def _add_eval_options(p, default_seed=None):
                    help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
                         "documents that occur in the qrels or the run)")
     p.add_argument("-q", "--per-query", action="store_true", help="one row per query id")
-    p.add_argument("-f", "--format", choices=("table", "json", "csv"), default="table",
-                   help="output format (default: table)")
+    p.add_argument("-f", "--format", choices=("table", "json", "csv", "trec"), default="table",
+                   help="output format (default: table; trec: trec_eval's 'measure<TAB>query<TAB>value' "
+                        "lines, query 'all' for the summary)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -165,9 +227,10 @@ def build_parser():
     sub.required = True
     ev = sub.add_parser("evaluate", help="evaluate a TREC run against TREC qrels",
                         description="Evaluate a TREC run (query Q0 docid rank score tag) against TREC "
-                                    "qrels (query iteration docid relevance); plain or gzip files.")
-    ev.add_argument("qrels", help="qrels file")
-    ev.add_argument("run", help="run file")
+                                    "qrels (query iteration docid relevance); plain or gzip files. "
+                                    "Options may come before or after the files.")
+    ev.add_argument("qrels", nargs="?", help="qrels file ('-': standard input)")
+    ev.add_argument("run", nargs="?", help="run file ('-': standard input)")
     _add_eval_options(ev)
     ex = sub.add_parser("example", help="evaluate the sample qrels/run shipped with rankereval",
                         description="Evaluate the small synthetic TREC pair shipped with rankereval "
@@ -207,17 +270,21 @@ def evaluate(data, metrics, args, err):
     return ev
 
 
-def render(ev, args, system=None):
-    """The output text of Evaluation ``ev`` for ``args.format`` (table, json or csv), with
-    the values of the system-level metrics ``system`` ({name: float}: one value for all
-    queries, so no interval and no per-query value) after the per-query metrics."""
+def render(ev, args, trec=None, system=None):
+    """The output text of Evaluation ``ev`` (None when only system-level metrics were
+    asked for) for ``args.format`` (table, json, csv or trec), with the values of the
+    system-level metrics ``system`` ({name: float}: one value for all queries, so no
+    interval and no per-query value) after the per-query metrics; ``trec`` maps the columns
+    named the trec_eval way to their TrecMeasure."""
     from rankereval._render import csv_number, fmt, json_number, table
 
     system = system or {}
-    text = _render_evaluation(ev, args) if ev is not None else ""
+    text = _render_evaluation(ev, args, trec) if ev is not None else ""
     if not system:
         return text
     n = len(ev.query_ids) if ev is not None else args.n_queries
+    if args.format == "trec":
+        return text + "".join(f"{name:<22}\tall\t{value:6.4f}\n" for name, value in system.items())
     if args.format == "json":
         obj = json.loads(text) if text else {}
         for name, value in system.items():
@@ -231,17 +298,85 @@ def render(ev, args, system=None):
     return text + ("\n" if text else "") + table(["system metric", "value", "queries"], rows)
 
 
-def _render_evaluation(ev, args):
+def _treated(nan_handling):
+    return {"zerofill": "scored 0 and counted in the mean (--nan-handling zerofill, as trec_eval)",
+            "drop": "left out of the mean (--nan-handling drop)",
+            "propagate": "make the mean NaN (--nan-handling propagate)"}[nan_handling]
+
+
+def _notes(ev):
+    """Lines under a table: undefined queries per metric and what was done with them, and
+    footnotes on names that differ from trec_eval's (or ranx / ir_measures')."""
+    from rankereval.metrics._trec_names import name_differences
+
+    lines = []
+    undefined = {n: ev.n_undefined[n] for n in ev.names if ev.n_undefined[n]}
+    if undefined:
+        counts = set(undefined.values())
+        if len(counts) == 1 and len(undefined) == len(ev.names):
+            n = counts.pop()
+            total = len(ev.query_ids)
+            head = f"{n} of {total} {'query' if total == 1 else 'queries'} undefined for every metric"
+        else:
+            head = "undefined queries: " + ", ".join(f"{n} {c}" for n, c in undefined.items())
+        lines.append(f"{head} (no relevant document): {_treated(ev.nan_handling)}")
+    marks = []
+    for name, metric in zip(ev.names, ev.metrics):
+        why = name_differences(metric, name)
+        if why is not None:
+            marks.append(f"* {why}")
+    return lines + marks
+
+
+def _summary(ev, name, trec):
+    """The summary of column ``name``: trec_eval's aggregate for a trec_eval measure (mean,
+    sum or geometric mean, after the NaN handling), else the mean."""
+    measure = trec.get(name)
+    if measure is None or measure.aggregate.__name__ == "_mean":
+        return ev.means[name]
+    values = ev[name]
+    if ev.nan_handling == "zerofill":
+        values = np.where(np.isnan(values), 0.0, values)
+    elif ev.nan_handling == "drop":
+        values = values[~np.isnan(values)]
+    return measure.aggregate(values)
+
+
+def _trec_value(value, integer):
+    if integer and np.isfinite(value):
+        return str(int(round(value)))
+    return f"{value:6.4f}"
+
+
+def _render_evaluation(ev, args, trec=None):
+    """The output text of Evaluation ``ev`` for ``args.format`` (table, json, csv or trec);
+    ``trec`` maps the columns named the trec_eval way to their TrecMeasure."""
     from rankereval._render import csv_number, fmt, json_number, table
 
+    trec = trec or {}
     names = ev.names
     qids = [str(q) for q in ev.query_ids]
     col = {n: ev[n] for n in names}
     ci = ev.conf_intervals
+    means = {n: _summary(ev, n, trec) for n in names}
+    if args.format == "trec":
+        lines = []
+        integer = {n: trec[n].integer if n in trec else False for n in names}
+        if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
+            for i, q in enumerate(qids):
+                for n in names:
+                    v = col[n][i]
+                    if np.isnan(v) and ev.nan_handling != "propagate":
+                        if ev.nan_handling == "drop":
+                            continue
+                        v = 0.0
+                    lines.append(f"{n:<22}\t{q}\t{_trec_value(v, integer[n])}")
+        lines += [f"{n:<22}\tall\t{_trec_value(means[n], integer[n])}" for n in names]
+        return "\n".join(lines) + "\n"
     if args.format == "json":
         obj = {}
         for name in names:
-            entry = {"mean": json_number(ev.means[name])}
+            entry = {"mean": json_number(means[name])}
             if ci is not None:
                 entry["ci"] = [json_number(v) for v in ci[name]]
             entry["n_queries"] = ev.n_used[name]
@@ -264,29 +399,35 @@ def _render_evaluation(ev, args):
             w.writerow(["metric", "mean"] + (["ci_lower", "ci_upper"] if ci is not None else []) + ["n_queries", "n_nan"])
             for name in names:
                 bounds = [csv_number(v) for v in ci[name]] if ci is not None else []
-                w.writerow([name, csv_number(ev.means[name])] + bounds + [ev.n_used[name], ev.n_undefined[name]])
+                w.writerow([name, csv_number(means[name])] + bounds + [ev.n_used[name], ev.n_undefined[name]])
         return buf.getvalue()
+    from rankereval.metrics._trec_names import name_differences
+
+    shown = {n: n + ("*" if name_differences(m) is not None else "") for n, m in zip(names, ev.metrics)}
+    notes = _notes(ev)
+    foot_text = "".join(line + "\n" for line in notes)
     ci_head = f"{args.confidence * 100:g}% CI"
     if args.per_query:
-        header = ["query"] + names
+        header = ["query"] + [shown[n] for n in names]
         rows = [[q] + [fmt(col[n][i]) for n in names] for i, q in enumerate(qids)]
-        foot = [["mean"] + [fmt(ev.means[n]) for n in names]]
+        foot = [["mean"] + [fmt(means[n]) for n in names]]
         if ci is not None:
             foot.append([ci_head] + [f"[{fmt(ci[n][0])}, {fmt(ci[n][1])}]" for n in names])
-        return table(header, rows, foot)
+        return table(header, rows, foot) + foot_text
     header = ["metric", "mean"] + ([ci_head] if ci is not None else []) + ["queries"]
     rows = []
     for name in names:
-        row = [name, fmt(ev.means[name])]
+        row = [shown[name], fmt(means[name])]
         if ci is not None:
             row.append(f"[{fmt(ci[name][0])}, {fmt(ci[name][1])}]")
         row.append(str(ev.n_used[name]))
         rows.append(row)
-    return table(header, rows)
+    return table(header, rows) + foot_text
 
 
 def _metrics_listing():
     from rankereval.metrics._base import _registered
+    from rankereval.metrics._trec_names import listing
 
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
     for cls in _registered(everything=True):
@@ -302,6 +443,7 @@ def _metrics_listing():
         if options:
             tokens = [p for p in options if p not in info.choices] + list(info.tokens)
             lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
+    lines += [""] + listing()
     return "\n".join(lines) + "\n"
 
 
@@ -310,21 +452,25 @@ def _run(args, qrels, run, out, err):
 
     from rankereval.metrics import SystemMetric
 
+    # UsageError before any file is read
     texts = args.metrics or DEFAULT_METRICS
-    parse_metrics(texts, args)  # UsageError before any file is read
+    parse_metrics(texts, args)
+    if qrels == "-" and run == "-":
+        raise UsageError("only one of the two files can be standard input ('-')")
+    qrels, run = (sys.stdin.buffer if path == "-" else path for path in (qrels, run))
     data = read_trec(qrels, run, relevance_level=args.relevance_level, tie_break=args.tie_break,
                      order_by=args.order_by, missing=args.missing, extra=args.extra,
-                     progress=False if args.no_progress else None)
+                     progress=False if args.no_progress else None, depth=args.depth)
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)
     n_items = args.n_items if args.n_items is not None else len(data.doc_ids)
-    metrics = parse_metrics(texts, args, n_items=n_items)
+    metrics, trec = parse_metrics(texts, args, n_items=n_items)
     system = {name: m.compute(data.rankings) for name, m in metrics.items() if isinstance(m, SystemMetric)}
     ranking = {name: m for name, m in metrics.items() if not isinstance(m, SystemMetric)}
     args.n_queries = data.rankings.n_rows
     ev = evaluate(data, ranking, args, err) if ranking else None
-    out.write(render(ev, args, system))
+    out.write(render(ev, args, trec, system))
     return 0
 
 
@@ -332,10 +478,16 @@ def main(argv=None):
     """Entry point of the ``rankereval`` command; returns the exit status."""
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args, leftover = parser.parse_known_args(argv)
+        options = [a for a in leftover if a.startswith("-") and a != "-"]
+        if options or (leftover and args.command != "evaluate"):
+            parser.subcommands.get(args.command, parser).error(
+                f"unrecognized arguments: {' '.join(options or leftover)}")
     except SystemExit as exc:  # --help, --version, usage errors (status 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    args.leftover, args.argv = leftover, argv
     if args.command == "compare":
         from rankereval._cli_compare import run_compare
 
@@ -358,8 +510,28 @@ def _dispatch(args, out, err):
                   f"(rankereval/_sample/make_sample.py), i.e.\n"
                   f"  rankereval evaluate {qrels} {run} -m {metrics}", file=err)
     else:
-        qrels, run = args.qrels, args.run
+        qrels, run = _files(args)
     return _run(args, qrels, run, out, err)
+
+
+def _files(args):
+    """(qrels, run) wherever they stood among the options. argparse leaves a file after an
+    option out of the positionals (``qrels -c run``: ``run`` is left over) and ``-m`` takes
+    every value up to the next option (``-m map ndcg@10 qrels run``); the command takes
+    exactly two files, so they are the positionals, the leftovers, and when these are fewer
+    than two the last values of ``-m``, in the order they were given."""
+    found = [f for f in (args.qrels, args.run) if f is not None] + list(args.leftover)
+    if len(found) < 2 and args.metrics:
+        take = min(2 - len(found), len(args.metrics) - 1)
+        if take > 0:
+            found += args.metrics[-take:]
+            args.metrics = args.metrics[:-take]
+    if len(found) > 2:
+        raise UsageError(f"unrecognized arguments: {' '.join(found[2:])} (give one qrels and one run file)")
+    if len(found) < 2:
+        raise UsageError("the following arguments are required: " + ("qrels, run" if not found else "run"))
+    argv = args.argv
+    return sorted(found, key=lambda f: argv.index(f) if f in argv else len(argv))
 
 
 def guarded(call, usage_parser, command, err):

@@ -82,9 +82,12 @@ def ref_read(qrels_lines, run_lines, tie_break="trec_eval", missing="drop", extr
     out = {}
     for q in sorted(rows):
         docs = list(run.get(q, []))
-        if tie_break == "trec_eval":
+        if tie_break == "trec_eval9":
             docs.sort(key=lambda t: t[0], reverse=True)
             docs.sort(key=lambda t: -float(np.float32(t[1])))
+        elif tie_break == "trec_eval":
+            docs.sort(key=lambda t: t[0], reverse=True)
+            docs.sort(key=lambda t: -t[1])
         elif tie_break == "docid":
             docs.sort(key=lambda t: t[0])
             docs.sort(key=lambda t: -t[1])
@@ -134,7 +137,7 @@ def check_against_reference(data, qrels, run, level=1, **kw):
 # files
 # ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tie_break", ["trec_eval", "docid", "input"])
+@pytest.mark.parametrize("tie_break", ["trec_eval", "trec_eval9", "docid", "input"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_read_trec_matches_reference(tmp_path, parser, tie_break, seed):
     qrels, run = make_pair(seed, negative=True)
@@ -243,14 +246,15 @@ def test_order_by_rank(tmp_path, parser):
     assert names(by_rank_docid) == ["y", "x", "z", "w"]
 
 
-def test_trec_eval_ties_use_32bit_scores(tmp_path):
+def test_trec_eval_ties_use_doubles_trec_eval9_32bit_scores(tmp_path):
     qrels = ["a 0 x 1"]
-    run = ["a Q0 x 1 1.00000001 t", "a Q0 y 2 1.0 t"]
+    run = ["a Q0 x 1 1.00000001 t", "a Q0 y 2 1.0 t", "a Q0 z 3 1.0 t"]
     q, r = write(tmp_path / "q", qrels), write(tmp_path / "r", run)
     names = lambda d: [d.doc_ids[i] for i in d.rankings.to_list()[0]]  # noqa: E731
-    assert names(read_trec(q, r)) == ["y", "x"]  # equal as float32: docid descending
-    assert names(read_trec(q, r, tie_break="docid")) == ["x", "y"]  # exact scores differ
-    assert names(read_trec(q, r, tie_break="input")) == ["x", "y"]
+    assert names(read_trec(q, r)) == ["x", "z", "y"]  # trec_eval 10: doubles differ, then docid descending
+    assert names(read_trec(q, r, tie_break="trec_eval9")) == ["z", "y", "x"]  # equal as float32
+    assert names(read_trec(q, r, tie_break="docid")) == ["x", "y", "z"]  # exact scores differ
+    assert names(read_trec(q, r, tie_break="input")) == ["x", "y", "z"]
 
 
 @pytest.mark.parametrize("prefix", ["", "d", "document-", "é"])
@@ -291,7 +295,7 @@ def test_sorted_input_fast_path_equals_general_path(tmp_path):
     qrels, run = make_pair(7, only_qrels=0, only_run=0)
     shuffled = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
     # the same lines grouped by query and sorted best first (what real runs look like)
-    ordered = sorted(run, key=lambda line: (line.split()[0][::-1], -float(np.float32(line.split()[4])),
+    ordered = sorted(run, key=lambda line: (line.split()[0][::-1], -float(line.split()[4]),
                                             [-ord(c) for c in line.split()[2]]))
     grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r2", ordered))
     assert as_strings(shuffled) == as_strings(grouped)
@@ -358,7 +362,8 @@ def test_import_does_not_import_pandas():
 def test_agrees_with_pytrec_eval(tmp_path, seed):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels, run = make_pair(seed, n_queries=14)
-    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
+    # pytrec_eval bundles trec_eval 9: scores tie at 32-bit precision
+    data = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run), tie_break="trec_eval9")
     qrel_d, run_d = {}, {}
     for line in qrels:
         q, _it, d, g = line.split()
@@ -488,7 +493,7 @@ def frames(qrels, run):
     return lab, rdf.drop(columns=["rank"])
 
 
-@pytest.mark.parametrize("tie_break", ["trec_eval", "docid", "input"])
+@pytest.mark.parametrize("tie_break", ["trec_eval", "trec_eval9", "docid", "input"])
 def test_dataframes_equal_files(tmp_path, tie_break):
     qrels, run = make_pair(20, negative=True)
     lab, rdf = frames(qrels, run)

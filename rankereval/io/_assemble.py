@@ -127,7 +127,9 @@ class _Side:
     reason)`` builds the exception for line ``row`` and ``locate(row)`` describes it briefly.
     """
 
-    def __init__(self, q, d, value, rank, n, source, error, locate):
+    def __init__(self, q, d, value, rank, n, source, error, locate, n_comments=0, n_extra_fields=0):
+        self.n_comments = n_comments
+        self.n_extra_fields = n_extra_fields
         self.q = q
         self.d = d
         self.value = value
@@ -156,7 +158,7 @@ def _first_duplicate(q, d, n_docs):
 
 
 def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-              doc_word):
+              doc_word, depth=None):
     from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
     import scipy.sparse as sp
 
@@ -224,9 +226,9 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     rows_r = rrow if all_kept else rrow[sel]
     if order_by == "rank":
         key = run.rank.astype(np.float64)
-    elif tie_break == "trec_eval":
+    elif tie_break == "trec_eval9":
         with np.errstate(over="ignore"):
-            key = -run.value.astype(np.float32)  # trec_eval keeps scores as 32-bit floats
+            key = -run.value.astype(np.float32)  # trec_eval <= 9 kept scores as 32-bit floats
     else:
         key = -run.value
     if not all_kept:
@@ -247,13 +249,21 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
             start = np.ones(members.size, dtype=bool)
             start[1:] = ~((members[1:] == members[:-1] + 1) & np.isin(members[:-1], tied, assume_unique=True))
             group = np.cumsum(start)
-            sub = np.lexsort((-doc_rank if tie_break == "trec_eval" else doc_rank, group))
+            sub = np.lexsort((-doc_rank if tie_break in ("trec_eval", "trec_eval9") else doc_rank, group))
             perm[members] = perm[members][sub]
     if perm is None:
         docs_sorted = run.d if all_kept else run.d[sel]
     else:
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
     counts = np.bincount(rows_r, minlength=n_rows)
+    n_truncated = 0
+    if depth is not None and counts.size and counts.max() > depth:
+        # trec_eval -M: the first ``depth`` documents of each ranking, after ordering
+        n_truncated = int(np.count_nonzero(counts > depth))
+        starts = np.cumsum(counts) - counts
+        rows_in_order = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+        docs_sorted = docs_sorted[np.arange(docs_sorted.size) - starts[rows_in_order] < depth]
+        counts = np.minimum(counts, depth)
     if counts.size and counts.min() == counts.max() > 0:
         split = docs_sorted.reshape(n_rows, counts[0])  # equal lengths: a 2-D array, no padding
     else:
@@ -290,6 +300,10 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         relevance_level=float(relevance_level),
         tie_break=tie_break,
         order_by=order_by,
+        n_comment_lines=(int(lab.n_comments), int(run.n_comments)),
+        n_extra_field_lines=int(run.n_extra_fields),
+        depth=depth,
+        n_truncated_queries=n_truncated,
     )
     return TrecData(binary, numeric, rankings, query_ids[row_codes], doc_ids, report)
 

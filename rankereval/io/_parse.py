@@ -1,4 +1,5 @@
 """Parsing TREC qrels and run bytes into columns (pyarrow when installed, else pandas)."""
+import re
 
 import numpy as np
 
@@ -7,11 +8,12 @@ from rankereval.io._source import _BLOCK_BYTES, _collapse_spaces, _light_normali
 
 
 class _Format:
-    def __init__(self, kind, columns, value, value_name):
+    def __init__(self, kind, columns, value, value_name, extra_fields):
         self.kind = kind
         self.columns = columns
         self.value = value
         self.value_name = value_name
+        self.extra_fields = extra_fields  # whether fields after the last are ignored
 
     @property
     def ncols(self):
@@ -21,16 +23,25 @@ class _Format:
         return " ".join(self.columns)
 
 
-_QRELS = _Format("qrels", ("query", "iteration", "docid", "relevance"), "relevance", "relevance grade")
+_QRELS = _Format("qrels", ("query", "iteration", "docid", "relevance"), "relevance", "relevance grade", False)
 
 
-_RUN = _Format("run", ("query", "Q0", "docid", "rank", "score", "tag"), "score", "score")
+# trec_eval 10 ignores the fields of a run line after the sixth (the tag)
+_RUN = _Format("run", ("query", "Q0", "docid", "rank", "score", "tag"), "score", "score", True)
+
+_OTHER = {"qrels": _RUN, "run": _QRELS}
+
+# a comment: a line whose first non-blank character is '#' (trec_eval 10), after tabs
+# became spaces
+_COMMENT = re.compile(rb"(?m)^ *#[^\n]*")
 
 
 class _Parsed:
     """Columns of one file; ``q``/``d`` are pyarrow string arrays or numpy object arrays."""
 
-    def __init__(self, name, buf, fmt, q, d, value, rank):
+    def __init__(self, name, buf, fmt, q, d, value, rank, n_comments=0, n_extra_fields=0):
+        self.n_comments = n_comments  # comment lines skipped
+        self.n_extra_fields = n_extra_fields  # lines with fields after the last one (ignored)
         self.name = name
         self.buf = buf
         self.fmt = fmt
@@ -88,11 +99,16 @@ def _column_count_error(name, buf, fmt):
             starts[1:] = ends[:-1] + 1
         spaces = np.concatenate(([0], np.cumsum(chunk == 32, dtype=np.int64)))
         fields = spaces[ends] - spaces[starts] + 1
-        bad = (ends > starts) & (fields != fmt.ncols)
+        bad = (ends > starts) & ((fields < fmt.ncols) if fmt.extra_fields else (fields != fmt.ncols))
         if bad.any():
             i = int(np.argmax(bad))
-            return TrecFormatError(
-                name, line0 + i + 1, f"expected {fmt.ncols} columns ({fmt.describe()}), found {int(fields[i])}")
+            found = int(fields[i])
+            reason = f"expected {fmt.ncols} columns ({fmt.describe()}), found {found}"
+            other = _OTHER[fmt.kind]
+            if line0 + i == 0 and (found == other.ncols or (other.extra_fields and found > other.ncols)):
+                reason += (f": the {fmt.kind} file has {found} columns: is it the {other.kind}? "
+                           "(give the qrels first, then the run)")
+            return TrecFormatError(name, line0 + i + 1, reason)
         line0 += ends.size
         pos = stop
     return None
@@ -131,12 +147,29 @@ def _diagnose(name, buf, fmt, need_rank, exc):
     raise TrecFormatError(name, None, f"cannot be parsed as a {fmt.kind} file ({exc})")
 
 
+def _skip_comments(buf):
+    """``buf`` with each comment line emptied (line numbers are kept), and their count."""
+    if b"#" not in buf:
+        return buf, 0
+    return _COMMENT.subn(b"", buf)
+
+
+def _drop_extra_fields(buf, fmt):
+    """``buf`` (spaces collapsed) without the fields after the ``fmt.ncols``-th of each line,
+    and the number of lines that had some."""
+    if not fmt.extra_fields:
+        return buf, 0
+    pattern = re.compile(rb"(?m)^((?:[^ \n]+ ){%d}[^ \n]+) [^\n]*" % (fmt.ncols - 1))
+    return pattern.subn(rb"\1", buf)
+
+
 def _parse(src, fmt, progress, need_rank=False):
     name = _source_name(src)
-    buf = _light_normalise(_load(src, progress))
+    buf, n_comments = _skip_comments(_light_normalise(_load(src, progress)))
+    n_extra = 0
     pa = _pyarrow()
     if pa is None:
-        buf = _collapse_spaces(buf)
+        buf, n_extra = _drop_extra_fields(_collapse_spaces(buf), fmt)
         cols = _parse_pandas(name, buf, fmt, need_rank)
     else:
         # Most files are single-space separated: parse as they are, and check that the
@@ -146,9 +179,13 @@ def _parse(src, fmt, progress, need_rank=False):
         if exc is not None or buf.count(b" ") != (fmt.ncols - 1) * len(cols[2]):
             buf = _collapse_spaces(buf)
             cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
+            if exc is not None and fmt.extra_fields:
+                buf, n_extra = _drop_extra_fields(buf, fmt)
+                if n_extra:
+                    cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
             if exc is not None:
                 _diagnose(name, buf, fmt, need_rank, exc)
-    parsed = _Parsed(name, buf, fmt, *cols)
+    parsed = _Parsed(name, buf, fmt, *cols, n_comments=n_comments, n_extra_fields=n_extra)
     _check_values(parsed)
     return parsed
 

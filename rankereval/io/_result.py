@@ -59,6 +59,14 @@ class ReadReport:
     relevance_level : float
     tie_break : str
     order_by : str
+    n_comment_lines : tuple of int
+        ``#`` comment lines skipped in the qrels and in the run (as trec_eval 10).
+    n_extra_field_lines : int
+        Run lines with fields after the sixth, which are ignored (as trec_eval).
+    depth : int or None
+        At most this many documents of each ranking were kept (``trec_eval -M``).
+    n_truncated_queries : int
+        Rankings that ``depth`` shortened.
     """
 
     qrels_source: str
@@ -79,6 +87,10 @@ class ReadReport:
     relevance_level: float
     tie_break: str
     order_by: str
+    n_comment_lines: tuple = (0, 0)
+    n_extra_field_lines: int = 0
+    depth: object = None
+    n_truncated_queries: int = 0
 
     def notes(self):
         """Human-readable notes on everything a user may want to know (list of str)."""
@@ -105,6 +117,17 @@ class ReadReport:
             out.append(f"{n} of {self.n_queries} {_queries(self.n_queries)} {_have(n)} no document with "
                        f"relevance >= {_num(self.relevance_level)}: binary metrics are NaN there "
                        "(see nan_handling)")
+        for n, what in zip(self.n_comment_lines, ("qrels", "run")):
+            if n:
+                out.append(f"{n} comment {_lines(n)} ('#') of the {what} {_were(n)} skipped")
+        if self.n_extra_field_lines:
+            n = self.n_extra_field_lines
+            out.append(f"{n} run {_lines(n)} with more than 6 fields: the fields after the sixth "
+                       "were ignored, as trec_eval does")
+        if self.n_truncated_queries:
+            n = self.n_truncated_queries
+            out.append(f"{n} {_queries(n)} ranked more than {self.depth} documents: only the first "
+                       f"{self.depth} were evaluated (depth, trec_eval -M)")
         if self.n_negative_labels:
             out.append(f"{self.n_negative_labels} negative relevance grades count as 0 for graded metrics")
         return out
@@ -120,6 +143,10 @@ class ReadReport:
 
 def _queries(n):
     return "query" if n == 1 else "queries"
+
+
+def _lines(n):
+    return "line" if n == 1 else "lines"
 
 
 def _were(n):

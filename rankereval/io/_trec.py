@@ -4,12 +4,13 @@ from numbers import Real
 
 import numpy as np
 
+from rankereval._validation import check_k
 from rankereval.io._assemble import _Side, _assemble, _factorize, _factorize_runs, _r, _union_ids
 from rankereval.io._parse import _QRELS, _RUN, _parse
 from rankereval.io._source import _pandas
 
 
-TIE_BREAKS = ("trec_eval", "docid", "input")
+TIE_BREAKS = ("trec_eval", "trec_eval9", "docid", "input")
 
 
 MISSING = ("drop", "empty", "error")
@@ -21,7 +22,9 @@ EXTRA = ("drop", "keep", "error")
 ORDER_BY = ("score", "rank")
 
 
-def _check_options(relevance_level, tie_break, order_by, missing, extra):
+def _check_options(relevance_level, tie_break, order_by, missing, extra, depth=None):
+    if depth is not None:
+        check_k(depth, "depth", allow_none=True)
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (Real, np.integer, np.floating)) \
             or not np.isfinite(float(relevance_level)):
         raise ValueError(f"relevance_level must be a finite number, got {relevance_level!r}")
@@ -42,7 +45,7 @@ def sample_paths():
 
 
 def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score", missing="drop",
-              extra="drop", progress=None):
+              extra="drop", progress=None, depth=None):
     """Read a TREC qrels file and a TREC run file into labels and rankings.
 
     Parameters
@@ -53,11 +56,13 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
         The run, one ``query Q0 docid rank score tag`` line each; plain or gzip.
     relevance_level : number, default=1
         Grade from which a document counts as relevant for binary metrics (``trec_eval -l``).
-    tie_break : {'trec_eval', 'docid', 'input'}, default='trec_eval'
+    tie_break : {'trec_eval', 'trec_eval9', 'docid', 'input'}, default='trec_eval'
         Order of documents with equal scores (or ranks): ``'trec_eval'`` compares scores as
-        32-bit floats and puts the larger docid first (string order), matching ``trec_eval``
-        exactly; ``'docid'`` compares exact scores, smaller docid first; ``'input'`` compares
-        exact scores and keeps the file order.
+        64-bit doubles and puts the larger docid first (byte-wise string order), as
+        trec_eval 10.0; ``'trec_eval9'`` compares them as 32-bit floats first, as trec_eval
+        9.x and pytrec_eval (which bundles trec_eval 9) do; ``'docid'`` compares exact
+        scores, smaller docid first; ``'input'`` compares exact scores and keeps the file
+        order.
     order_by : {'score', 'rank'}, default='score'
         Rank documents by descending score (as ``trec_eval``) or by ascending rank field.
     missing : {'drop', 'empty', 'error'}, default='drop'
@@ -69,6 +74,9 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     progress : bool or None, default=None
         Show a tqdm progress bar while reading; None: for files over 32 MB when stderr is a
         terminal.
+    depth : int or None, default=None
+        Keep only the first ``depth`` documents of each ranking, after ordering
+        (``trec_eval -M``); None keeps them all.
 
     Returns
     -------
@@ -97,7 +105,7 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     >>> round(data.mean(AP(100)), 4)
     0.4909
     """
-    _check_options(relevance_level, tie_break, order_by, missing, extra)
+    _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
     _pandas()  # fail early, with an installation hint, if pandas is missing
     pq = _parse(qrels, _QRELS, progress)
     pr = _parse(run, _RUN, progress, need_rank=order_by == "rank")
@@ -112,14 +120,16 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     doc_ids = doc_ids.rename("docid")
 
     def side(p, q, d):
-        return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}")
+        return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}",
+                     p.n_comments, p.n_extra_fields)
 
     return _assemble(side(pq, ml[q_l], dl[d_l]), side(pr, mr[q_r], dr[d_r]), query_ids, doc_ids,
-                     relevance_level, tie_break, order_by, missing, extra, "document")
+                     relevance_level, tie_break, order_by, missing, extra, "document", depth)
 
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
-                    rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop"):
+                    rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop",
+                    depth=None):
     """Labels and rankings from two pandas DataFrames in long format.
 
     Parameters
@@ -137,7 +147,7 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     score_col, rank_col : str or None
         Give one of them. If both are None: ``'score'`` if ``run`` has such a column, else
         ``'rank'``.
-    relevance_level, tie_break, missing, extra
+    relevance_level, tie_break, missing, extra, depth
         As in :func:`read_trec`. ``tie_break`` compares item ids in their natural order
         (numbers numerically, strings lexicographically).
 
@@ -150,7 +160,10 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     ------
     ValueError
         For a missing column, missing ids, non-numeric/NaN grades or scores, non-integer
-        ranks, duplicate (query, item) pairs (naming the offending row) or invalid options.
+        ranks, duplicate (query, item) pairs (naming the offending row) or invalid options;
+        if the query or item ids of the two frames are of different kinds (numbers in one,
+        strings in the other: ``1`` and ``"1"`` would never match, and every metric would
+        be 0), naming the column and both kinds.
 
     Examples
     --------
@@ -169,7 +182,7 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     array([0., 1.])
     """
     order_by = "rank" if rank_col is not None else "score"
-    _check_options(relevance_level, tie_break, order_by, missing, extra)
+    _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
     pd = _pandas()
     for df, what in ((labels, "labels"), (run, "run")):
         if not isinstance(df, pd.DataFrame):
@@ -207,6 +220,9 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
         if isna.any():
             raise where(int(np.argmax(isna)), f"missing id in column {col!r}")
 
+    for col in (query_col, item_col):
+        _check_id_kinds(labels[col], run[col], col)
+
     grades = _numeric_column(labels, label_col, lwhere, "label")
     if order_by == "rank":
         ranks = _integer_column(run, rank_col, rwhere)
@@ -227,7 +243,30 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     lab = _Side(ql, dl, grades, None, len(labels), "labels DataFrame", lwhere, lshort)
     runs = _Side(qr, dr, values, ranks, len(run), "run DataFrame", rwhere, rshort)
     return _assemble(lab, runs, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-                     "item")
+                     "item", depth)
+
+
+_KINDS = {"integer": "numbers", "floating": "numbers", "mixed-integer-float": "numbers", "decimal": "numbers",
+          "boolean": "numbers", "string": "strings", "bytes": "bytes"}
+
+
+def _id_kind(series):
+    """'numbers', 'strings', 'bytes', or None (empty, or another/mixed kind)."""
+    pd = _pandas()
+    if len(series) == 0:
+        return None
+    return _KINDS.get(pd.api.types.infer_dtype(series, skipna=True))
+
+
+def _check_id_kinds(a, b, col):
+    """ValueError if column ``col`` holds ids of different kinds in the labels and the run
+    (e.g. integers and strings): they would never be equal, silently."""
+    ka, kb = _id_kind(a), _id_kind(b)
+    if ka is not None and kb is not None and ka != kb:
+        raise ValueError(
+            f"column {col!r} holds {ka} in the labels DataFrame but {kb} in the run DataFrame "
+            f"(e.g. {_r(a.iloc[0])} and {_r(b.iloc[0])}): ids of different kinds never match; convert one "
+            f"side, e.g. run[{col!r}] = run[{col!r}].astype(labels[{col!r}].dtype) or both .astype(str)")
 
 
 def _numeric_column(df, col, where, what, allow_inf=False):

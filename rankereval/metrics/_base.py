@@ -273,6 +273,7 @@ class Metric:
         confidence=0.95,
         random_state=None,
         method="percentile",
+        resampling="multinomial",
     ):
         """Mean score over all rankings after handling NaN values.
 
@@ -299,6 +300,10 @@ class Metric:
         method : {'percentile', 'bca'}, default='percentile'
             Percentile bootstrap, or bias-corrected and accelerated (BCa), which is more
             accurate for skewed score distributions (e.g. reciprocal rank) and small samples.
+        resampling : {'multinomial', 'poisson'}, default='multinomial'
+            The classical bootstrap, or the Poisson bootstrap keyed by ranking position
+            (row ``i`` has key ``i``), whose intervals :mod:`rankereval.dask` reproduces on
+            a cluster; see :func:`rankereval.bootstrap.bootstrap_mean`.
 
         Returns
         -------
@@ -335,10 +340,12 @@ class Metric:
 
         n, conf, method = _validate(n_bootstrap_samples, confidence, method,
                                     n_name="n_bootstrap_samples", conf_name="confidence")
-        scores = self._handle_nan(self.score(y_true, y_pred), nan_handling)
+        raw = self.score(y_true, y_pred)
+        scores = self._handle_nan(raw, nan_handling)
         if not conf_interval:
             return float(np.mean(scores)) if scores.size else float("nan")
-        result = _bootstrap_scores(scores, n, conf, method, random_state)
+        result = _bootstrap_scores(scores, n, conf, method, random_state, resampling,
+                                   _row_keys(raw, nan_handling))
         return {"score": result.mean, "conf_interval": result.confidence_interval}
 
     def bootstrap(
@@ -350,6 +357,7 @@ class Metric:
         confidence_level=0.95,
         method="percentile",
         random_state=None,
+        resampling="multinomial",
     ):
         """Bootstrap distribution of the mean score, as a result object.
 
@@ -358,7 +366,8 @@ class Metric:
         distribution and the standard error. The arguments are named as in
         :func:`scipy.stats.bootstrap` (``n_resamples``, ``confidence_level``); :meth:`mean`
         keeps the reference's names (``n_bootstrap_samples``, ``confidence``). Both are
-        checked by the same code.
+        checked by the same code. ``resampling='poisson'`` is the Poisson bootstrap keyed
+        by ranking position, as in :meth:`mean`.
 
         Examples
         --------
@@ -374,8 +383,10 @@ class Metric:
         from rankereval.bootstrap import _validate
 
         n, conf, method = _validate(n_resamples, confidence_level, method)
-        scores = self._handle_nan(self.score(y_true, y_pred), nan_handling)
-        return _bootstrap_scores(scores, n, conf, method, random_state)
+        raw = self.score(y_true, y_pred)
+        scores = self._handle_nan(raw, nan_handling)
+        return _bootstrap_scores(scores, n, conf, method, random_state, resampling,
+                                 _row_keys(raw, nan_handling))
 
     def _handle_nan(self, scores, nan_handling, stacklevel=4):
         """Scores after the NaN policy ('propagate' keeps them, and warns about them)."""
@@ -483,14 +494,25 @@ def _restore_metric(cls, params):
     return cls(**params)
 
 
-def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_state):
-    """Bootstrap result of the mean of ``scores`` (NaN scores: the undefined result)."""
-    from rankereval.bootstrap import BootstrapResult, bootstrap_mean
+def _row_keys(raw_scores, nan_handling):
+    """Poisson bootstrap keys of the scores left by ``nan_handling``: their row numbers
+    (None: all rows, ``0 .. n - 1``)."""
+    return np.flatnonzero(~np.isnan(raw_scores)) if nan_handling == "drop" else None
 
+
+def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_state,
+                      resampling="multinomial", keys=None):
+    """Bootstrap result of the mean of ``scores`` (NaN scores: the undefined result).
+
+    ``keys``: the Poisson bootstrap's key of each score (None: positions)."""
+    from rankereval.bootstrap import BootstrapResult, _check_resampling, bootstrap_mean
+
+    resampling = _check_resampling(resampling)
     if np.isnan(scores).any():  # 'propagate' with NaN scores
         return BootstrapResult.undefined(n_resamples, confidence_level, method)
     return bootstrap_mean(scores, n_resamples=n_resamples, confidence_level=confidence_level,
-                          method=method, random_state=random_state)
+                          method=method, random_state=random_state, resampling=resampling,
+                          keys=keys if resampling == "poisson" else None)
 
 
 def _normalise_name(text):

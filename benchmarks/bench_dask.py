@@ -1,0 +1,213 @@
+"""Scale benchmark of ``rankereval.dask``: NDCG@10, Recall@100 and AP@100 with Poisson CIs.
+
+On the data set of ``make_dask_data.py`` (nested Parquet, one file pair per 250k users):
+
+1. **in memory**, on a slice of the first files (2M users by default), one thread: Parquet
+   read (timed alone), conversion to ``BinaryLabels``/``Rankings`` and
+   ``rankereval.evaluate(..., conf_interval=True, resampling="poisson")``;
+2. **Parquet I/O on the cluster**: a graph that only reads every file pair with pyarrow;
+3. **Dask**, on a 2-worker ``LocalCluster`` (one thread per worker, ``--memory-limit`` per
+   worker, processes): ``rankereval.dask.evaluate(read_parquet(...))`` on the slice (its
+   means and intervals must equal the in-memory ones) and on the whole data set.
+
+Reported: wall time, peak resident memory of each worker (``VmHWM``; each run gets a fresh
+cluster), throughput per core (users per second per core: in memory over conversion +
+evaluate on one thread; Dask over wall time x 2 workers) and their ratio. Writes
+``benchmarks/results/dask.json``; ``--table FILE`` prints the docs' table from it.
+
+Usage::
+
+    python benchmarks/make_dask_data.py --out /work/data-dask
+    nice python benchmarks/bench_dask.py --data /work/data-dask
+    python benchmarks/bench_dask.py --data /tmp/small --slice-files 2      # quick check
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+METRICS = ["ndcg@10", "recall@100", "ap@100"]
+
+
+def files(data, side, n=None):
+    out = sorted(os.path.join(data, side, f) for f in os.listdir(os.path.join(data, side))
+                 if f.endswith(".parquet"))
+    return out[:n] if n else out
+
+
+def read_nested(paths):
+    """(query ids, list offsets, item ids) of nested Parquet files, concatenated."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.concat_tables([pq.read_table(p, columns=["query", "item"]) for p in paths])
+    col = t.column("item").combine_chunks()
+    offsets = np.asarray(col.offsets, dtype=np.int64)
+    return np.asarray(t.column("query").combine_chunks()), offsets, np.asarray(col.flatten())
+
+
+def in_memory(data, n_files, n_boot):
+    import scipy.sparse as sp
+    from threadpoolctl import threadpool_limits
+
+    import rankereval
+
+    t0 = time.perf_counter()
+    lq, loff, litems = read_nested(files(data, "labels", n_files))
+    rq, roff, ritems = read_nested(files(data, "run", n_files))
+    t_read = time.perf_counter() - t0
+    assert np.array_equal(lq, rq)
+    with threadpool_limits(1, user_api="openmp"):
+        t0 = time.perf_counter()
+        n, k = rq.shape[0], int(roff[1] - roff[0])
+        y_pred = rankereval.Rankings.from_ranked_indices(ritems.reshape(n, k))
+        n_items = int(max(litems.max(), ritems.max())) + 1
+        y_true = rankereval.BinaryLabels.from_matrix(
+            sp.csr_matrix((np.ones(litems.shape[0]), litems, loff), shape=(n, n_items)))
+        t_convert = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ev = rankereval.evaluate(y_true, y_pred, METRICS, conf_interval=True, n_bootstrap_samples=n_boot,
+                                 random_state=0, resampling="poisson", query_ids=rq)
+        t_eval = time.perf_counter() - t0
+    return {"n_users": int(n), "read_s": t_read, "convert_s": t_convert, "evaluate_s": t_eval,
+            "threads": 1, "users_per_s_per_core": n / (t_convert + t_eval),
+            "means": ev.means, "conf_intervals": {c: list(v) for c, v in ev.conf_intervals.items()}}
+
+
+def _peak_rss():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def _read_pair(labels_file, run_file):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(labels_file).num_rows + pq.read_table(run_file).num_rows
+
+
+def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
+    import dask
+    from distributed import Client, LocalCluster
+
+    import rankereval.dask as rd
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=memory_limit,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        lab, run = files(data, "labels", n_files), files(data, "run", n_files)
+        t0 = time.perf_counter()
+        if io_only:
+            rows = dask.compute(*[dask.delayed(_read_pair)(a, b) for a, b in zip(lab, run)])
+            out = {"rows_read": int(sum(rows))}
+        else:
+            if n_files:
+                import tempfile
+
+                # a slice: a directory of links to the first files of each side
+                tmp = tempfile.mkdtemp(prefix="rankereval-dask-slice-")
+                for side, fs in (("labels", lab), ("run", run)):
+                    os.makedirs(os.path.join(tmp, side))
+                    for f in fs:
+                        os.symlink(f, os.path.join(tmp, side, os.path.basename(f)))
+                root = tmp
+            else:
+                root = data
+            parts = rd.read_parquet(os.path.join(root, "labels"), os.path.join(root, "run"))
+            ev = rd.evaluate(parts, metrics=METRICS, conf_interval=True, n_bootstrap_samples=n_boot,
+                             random_state=0).compute()
+            out = {"n_users": ev.n_rankings, "means": ev.means,
+                   "conf_intervals": {c: list(v) for c, v in ev.conf_intervals.items()}}
+        out["wall_s"] = time.perf_counter() - t0
+        peaks = client.run(_peak_rss)
+        out["peak_rss_bytes"] = sorted(peaks.values())
+        out["n_files"] = len(lab)
+        out["workers"] = 2
+        out["memory_limit"] = memory_limit
+    if "n_users" in out:
+        out["users_per_s_per_core"] = out["n_users"] / (out["wall_s"] * 2)
+    return out
+
+
+def table(path):
+    with open(path) as fh:
+        r = json.load(fh)
+    mem, rows = r["in_memory"], []
+    rows.append(("in memory, 1 thread", f"{mem['n_users']:,}", f"{mem['convert_s'] + mem['evaluate_s']:.1f}",
+                 "", f"{mem['users_per_s_per_core']:,.0f}", "1.00"))
+    for key, label in (("dask_slice", "Dask, 2 workers x 1 thread"), ("dask_full", "Dask, 2 workers x 1 thread")):
+        if key in r:
+            d = r[key]
+            peak = " / ".join(f"{b / 2**30:.2f}" for b in d["peak_rss_bytes"])
+            rows.append((label, f"{d['n_users']:,}", f"{d['wall_s']:.1f}", peak,
+                         f"{d['users_per_s_per_core']:,.0f}",
+                         f"{d['users_per_s_per_core'] / mem['users_per_s_per_core']:.2f}"))
+    print(".. list-table:: NDCG@10 + Recall@100 + AP@100 with 95% Poisson intervals "
+          f"(B = {r['n_bootstrap_samples']}) (``results/dask.json``)")
+    print("   :header-rows: 1\n")
+    for row in [("", "users", "wall (s)", "peak RSS per worker (GiB)", "users/s per core",
+                 "vs in memory")] + rows:
+        print("   * - " + "\n     - ".join(row))
+    print()
+    io = r.get("dask_io")
+    print(f"Parquet read alone: {mem['read_s']:.1f} s for {mem['n_users']:,} users in memory"
+          + (f"; {io['wall_s']:.1f} s for all {io['n_files']} file pairs on the cluster" if io else ""))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="/work/data-dask")
+    p.add_argument("--slice-files", type=int, default=8, help="files of the in-memory slice (250k users each)")
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--memory-limit", default="3GB")
+    p.add_argument("--skip-full", action="store_true")
+    p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                                   "dask.json"))
+    p.add_argument("--table", metavar="JSON", help="print the docs' table from a results file and exit")
+    a = p.parse_args(argv)
+    if a.table:
+        table(a.table)
+        return
+    import dask
+    import distributed
+
+    import rankereval
+
+    with open(os.path.join(a.data, "dataset.json")) as fh:
+        dataset = json.load(fh)
+    res = {"dataset": dataset, "n_bootstrap_samples": a.n_boot, "metrics": METRICS,
+           "versions": {"rankereval": rankereval.__version__, "dask": dask.__version__,
+                        "distributed": distributed.__version__, "numpy": np.__version__,
+                        "python": platform.python_version()},
+           "machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()}}
+    print("in memory ...", flush=True)
+    res["in_memory"] = in_memory(a.data, a.slice_files, a.n_boot)
+    print(json.dumps(res["in_memory"], indent=1), flush=True)
+    print("dask, slice ...", flush=True)
+    res["dask_slice"] = on_cluster(a.data, a.slice_files, a.n_boot, a.memory_limit)
+    print(json.dumps(res["dask_slice"], indent=1), flush=True)
+    for col in METRICS:
+        m, d = res["in_memory"], res["dask_slice"]
+        assert abs(m["means"][col] - d["means"][col]) <= 1e-12, col
+        assert np.allclose(m["conf_intervals"][col], d["conf_intervals"][col], rtol=0, atol=1e-12), col
+    if not a.skip_full:
+        print("dask, Parquet I/O only ...", flush=True)
+        res["dask_io"] = on_cluster(a.data, None, a.n_boot, a.memory_limit, io_only=True)
+        print(json.dumps(res["dask_io"], indent=1), flush=True)
+        print("dask, full ...", flush=True)
+        res["dask_full"] = on_cluster(a.data, None, a.n_boot, a.memory_limit)
+        print(json.dumps(res["dask_full"], indent=1), flush=True)
+    res["machine"]["load_after"] = os.getloadavg()
+    os.makedirs(os.path.dirname(a.results), exist_ok=True)
+    with open(a.results, "w") as fh:
+        json.dump(res, fh, indent=2)
+    table(a.results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""trec_eval's measure names: the one place they live.
+
+trec_eval (10.0) names a measure ``base`` or ``base_param`` (``map``, ``P_10``,
+``iprec_at_recall_0.10``) and takes parameters as ``base.p1,p2,...`` (``-m P.5,10,20``).
+This table maps each name onto a :class:`~rankereval.Metric` whose per-query value is
+trec_eval's, and says for each measure of trec_eval's ``official`` and ``all_trec`` sets that
+rankereval does not compute why not. The package's own grammar
+(:func:`~rankereval.metrics.from_name`) keeps its own definitions; :func:`name_differences`
+spells out where one of its names means something else in trec_eval or in the libraries
+that copied trec_eval's names (ranx, ir_measures).
+
+Two conventions of trec_eval live outside the metrics and are the command line's job:
+
+* a query whose judgements hold no relevant document scores 0 in trec_eval and counts in
+  its mean (rankereval's metrics are NaN there; ``nan_handling="zerofill"`` is the same);
+* trec_eval's summary line (``all``) is the mean over queries, except for the counts
+  (``num_ret``, ``num_rel``, ``num_rel_ret``: the sum) and ``gm_map`` (the geometric mean
+  with a floor of 1e-5): :attr:`TrecMeasure.aggregate` says which.
+
+Examples
+--------
+>>> from rankereval.metrics._trec_names import trec_measures
+>>> [(m.column, m.metric) for m in trec_measures("P.5,10")]
+[('P_5', Precision(k=5, truncated=False)), ('P_10', Precision(k=10, truncated=False))]
+>>> trec_measures("ndcg_cut_10")[0].metric
+NDCG(k=10, relevance_scaling='identity', log_base='e')
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rankereval.metrics._binary import AP, HitRate, Precision, Recall, Success
+from rankereval.metrics._graded import NDCG
+from rankereval.metrics._rank import ReciprocalRank
+
+#: trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut, relative_P, Rprec_mult...
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+#: floor of the values whose logarithm gm_map averages (trec_eval's MIN_GEO_MEAN)
+MIN_GEO_MEAN = 1e-5
+
+
+def _mean(values):
+    return float(np.mean(values)) if len(values) else math.nan
+
+
+def _sum(values):
+    return float(np.sum(values))
+
+
+def _geometric_mean(values):
+    if not len(values):
+        return math.nan
+    return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One trec_eval measure family: how its parameters read, its metric, its summary."""
+
+    base: str
+    param: str  # "none", "cutoff" (integers) or "level" (numbers in [0, 1])
+    defaults: tuple = ()
+    build: object = None  # param -> Metric (or () -> Metric); None: unsupported
+    aggregate: object = _mean
+    integer: bool = False  # printed as an integer by trec_eval
+    unsupported: str = ""  # why rankereval does not compute it
+
+    def column(self, value):
+        if self.param == "none":
+            return self.base
+        if self.param == "level":
+            return f"{self.base}_{value:.2f}"
+        return f"{self.base}_{value}"
+
+
+_UNSUPPORTED = "not computed by rankereval"
+
+_ENTRIES = [
+    _Entry("runid", "none", unsupported="the run's tag, not a measure (rankereval does not read the tag)"),
+    _Entry("num_q", "none", unsupported="the number of queries, not a per-query measure (every output "
+                                        "of rankereval states it)"),
+    _Entry("num_ret", "none", aggregate=_sum, integer=True,
+           unsupported="NumRetrieved is not available in this version"),
+    _Entry("num_rel", "none", aggregate=_sum, integer=True,
+           unsupported="NumRelevant is not available in this version"),
+    _Entry("num_rel_ret", "none", aggregate=_sum, integer=True,
+           unsupported="NumRelevantRetrieved is not available in this version"),
+    _Entry("map", "none", build=lambda: AP()),
+    _Entry("gm_map", "none", aggregate=_geometric_mean,
+           unsupported="the geometric mean of AP (GMAP) is not available in this version"),
+    _Entry("Rprec", "none", unsupported="RPrecision is not available in this version"),
+    _Entry("bpref", "none", unsupported="Bpref is not available in this version"),
+    _Entry("recip_rank", "none", build=lambda: ReciprocalRank()),
+    _Entry("iprec_at_recall", "level", _RECALL_LEVELS,
+           unsupported="InterpolatedPrecision is not available in this version"),
+    _Entry("P", "cutoff", _CUTOFFS, build=lambda k: Precision(k)),
+    _Entry("relstring", "cutoff", (10,), unsupported="a string of relevance values, not a measure"),
+    _Entry("recall", "cutoff", _CUTOFFS, build=lambda k: Recall(k)),
+    _Entry("infAP", "none", unsupported=_UNSUPPORTED + " (inferred AP needs sampled judgements)"),
+    _Entry("gm_bpref", "none", unsupported=_UNSUPPORTED),
+    _Entry("Rprec_mult", "level", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), unsupported=_UNSUPPORTED),
+    _Entry("utility", "none", unsupported=_UNSUPPORTED),
+    _Entry("11pt_avg", "none", unsupported=_UNSUPPORTED),
+    _Entry("binG", "none", unsupported=_UNSUPPORTED),
+    _Entry("G", "none", unsupported=_UNSUPPORTED),
+    # trec_eval's ndcg: the qrels grades as linear gains, log2 discount, the ideal over all
+    # judged documents; NDCG does not depend on the logarithm's base
+    _Entry("ndcg", "none", build=lambda: NDCG()),
+    _Entry("ndcg_rel", "none", unsupported=_UNSUPPORTED),
+    _Entry("Rndcg", "none", unsupported=_UNSUPPORTED),
+    _Entry("ndcg_cut", "cutoff", _CUTOFFS, build=lambda k: NDCG(k)),
+    _Entry("map_cut", "cutoff", _CUTOFFS,
+           unsupported="AP@k divided by the number of relevant documents is not available in this "
+                       "version (rankereval's map@k divides by min(k, R))"),
+    _Entry("relative_P", "cutoff", _CUTOFFS, unsupported=_UNSUPPORTED),
+    _Entry("success", "cutoff", (1, 5, 10), build=lambda k: Success(k)),
+    _Entry("set_P", "none", unsupported=_UNSUPPORTED),
+    _Entry("set_relative_P", "none", unsupported=_UNSUPPORTED),
+    _Entry("set_recall", "none", unsupported=_UNSUPPORTED),
+    _Entry("set_map", "none", unsupported=_UNSUPPORTED),
+    _Entry("set_F", "none", unsupported=_UNSUPPORTED),
+    _Entry("num_nonrel_judged_ret", "none", integer=True, aggregate=_sum, unsupported=_UNSUPPORTED),
+    _Entry("rbp", "none", unsupported="RBP is not available in this version"),
+    _Entry("rbp_resid", "none", unsupported="RBP's residual is not available in this version"),
+    _Entry("unj", "cutoff", (5, 10, 20), unsupported=_UNSUPPORTED),
+]
+
+#: every trec_eval measure family this table knows, by trec_eval's (case-sensitive) name
+TABLE = {e.base: e for e in _ENTRIES}
+
+#: trec_eval's measure sets (trec_eval 10.0, measures.c), in trec_eval's order
+SETS = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                 "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                 "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                 "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"),
+}
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One measure named the trec_eval way.
+
+    Attributes
+    ----------
+    column : str
+        trec_eval's printed name (``"P_10"``, ``"iprec_at_recall_0.10"``).
+    metric : Metric
+        The metric whose per-query values are trec_eval's (with ``nan_handling="zerofill"``
+        for queries without relevant documents).
+    aggregate : callable
+        trec_eval's summary of the per-query values (mean, sum or geometric mean).
+    integer : bool
+        Whether trec_eval prints the values as integers.
+    """
+
+    column: str
+    metric: object
+    aggregate: object
+    integer: bool = False
+
+
+def is_trec_name(name):
+    """Whether ``name`` is spelt as a trec_eval measure or set (case-sensitive)."""
+    try:
+        _split(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _split(name):
+    """(entry or set name, list of parameter texts or None) of a trec_eval name."""
+    if not isinstance(name, str):
+        raise TypeError(f"a measure name must be a str, got {type(name).__name__}")
+    text = name.strip()
+    if text in SETS:
+        return text, None
+    if text in TABLE:
+        return TABLE[text], None
+    base, dot, params = text.partition(".")
+    if dot and base in TABLE:
+        return TABLE[base], params.split(",")
+    # P_10, ndcg_cut_10, iprec_at_recall_0.10: the longest known base before an underscore
+    for i in range(len(text) - 1, 0, -1):
+        if text[i] == "_" and text[:i] in TABLE and TABLE[text[:i]].param != "none":
+            return TABLE[text[:i]], [text[i + 1:]]
+    raise ValueError(f"{name!r} is not a trec_eval measure name")
+
+
+def _parse_param(entry, text, name):
+    text = text.strip()
+    if entry.param == "cutoff":
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes integer cutoffs > 0, "
+                             f"got {text!r}") from None
+        if value <= 0:
+            raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes integer cutoffs > 0, got {value}")
+        return value
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes numbers, got {text!r}") from None
+    if entry.base == "iprec_at_recall" and not 0.0 <= value <= 1.0:
+        raise ValueError(f"trec_eval measure {name!r}: recall levels are between 0 and 1, got {text}")
+    return value
+
+
+def trec_measures(name, unsupported="error"):
+    """The measures a trec_eval name stands for.
+
+    Parameters
+    ----------
+    name : str
+        As trec_eval spells it (case-sensitive): ``"map"``, ``"P_10"``, ``"P.10"``,
+        ``"P.5,10,20"``, ``"P"`` (trec_eval's default cutoffs), ``"ndcg_cut_10"``,
+        ``"iprec_at_recall_0.10"``, or a set, ``"official"`` or ``"all_trec"``.
+    unsupported : {'error', 'skip'}
+        What to do with a measure rankereval does not compute: raise (naming it and why),
+        or leave it out (sets are expanded this way; see :func:`unsupported_in`).
+
+    Returns
+    -------
+    list of TrecMeasure
+
+    Raises
+    ------
+    ValueError
+        For a name that is not trec_eval's, bad parameters, or (with ``unsupported="error"``)
+        a measure rankereval does not compute.
+    """
+    entry, params = _split(name)
+    if isinstance(entry, str):  # a set
+        out = []
+        for base in SETS[entry]:
+            out.extend(trec_measures(base, unsupported="skip"))
+        return out
+    if entry.build is None:
+        if unsupported == "skip":
+            return []
+        raise ValueError(f"trec_eval measure {name!r} is not supported: {entry.unsupported} "
+                         "(see 'rankereval metrics')")
+    if entry.param == "none":
+        if params is not None:
+            raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes no parameters in rankereval "
+                             "(trec_eval's gain parameters of ndcg are not supported)")
+        return [TrecMeasure(entry.base, entry.build(), entry.aggregate, entry.integer)]
+    values = entry.defaults if params is None else [_parse_param(entry, p, name) for p in params]
+    out, seen = [], set()
+    for value in values:
+        column = entry.column(value)
+        if column not in seen:
+            seen.add(column)
+            out.append(TrecMeasure(column, entry.build(value), entry.aggregate, entry.integer))
+    return out
+
+
+def unsupported_in(name):
+    """``[(trec_eval measure, why)]`` of a set or family that rankereval does not compute."""
+    entry, _ = _split(name)
+    bases = SETS[entry] if isinstance(entry, str) else (entry.base,)
+    return [(b, TABLE[b].unsupported) for b in bases if TABLE[b].build is None]
+
+
+def name_differences(metric, label=None):
+    """A sentence on how ``metric`` (of rankereval's names; ``label``: the name it was given
+    as, default its :attr:`~rankereval.Metric.name`) differs from what trec_eval, ranx or
+    ir_measures call by the same or a similar name, or None when it does not."""
+    name = metric.name if label is None else label
+    if isinstance(metric, AP) and metric.k is not None and getattr(metric, "denominator", "min") == "min":
+        return (f"{name}: AP@{metric.k} divided by min({metric.k}, R), R the number of relevant "
+                f"documents; trec_eval's map_cut_{metric.k}, ranx and ir_measures' map@{metric.k} "
+                "divide by R")
+    if isinstance(metric, NDCG) and metric.relevance_scaling != "identity":
+        return (f"{name}: gain 2**grade - 1; trec_eval's ndcg uses the grade itself (linear gain)")
+    if isinstance(metric, (Precision, Recall)) and metric.truncated:
+        return f"{name}: truncated cutoff; trec_eval divides P_k by k"
+    if isinstance(metric, HitRate):
+        return (f"{name}: 1 if the single relevant item is in the top k, NaN with more than one; "
+                f"ranx' hit_rate@k and trec_eval's success_k are rankereval's success@k")
+    return None
+
+
+def listing():
+    """Lines describing trec_eval's names for ``rankereval metrics``."""
+    lines = ["trec_eval measure names (case-sensitive, as trec_eval 10.0; name.p1,p2 or name_p sets "
+             "parameters; sets: official, all_trec):", ""]
+    for entry in _ENTRIES:
+        form = entry.base if entry.param == "none" else (
+            f"{entry.base}_k" if entry.param == "cutoff" else f"{entry.base}_x")
+        if entry.build is None:
+            lines.append(f"  {form:<22} not supported: {entry.unsupported}")
+            continue
+        example = entry.build() if entry.param == "none" else entry.build(entry.defaults[0])
+        rk = example.name if entry.param == "none" else example.name.replace(
+            f"@{entry.defaults[0]}", "@k")
+        note = {_sum: " (summary: sum over queries)", _geometric_mean: " (summary: geometric mean)"}.get(
+            entry.aggregate, "")
+        defaults = "" if entry.param == "none" else f" (default {entry.base}: " + ", ".join(
+            entry.column(v) for v in entry.defaults) + ")"
+        lines.append(f"  {form:<22} = {rk}{note}{defaults}")
+    lines += ["", "where a name of rankereval differs from trec_eval's (or ranx / ir_measures'):", ""]
+    for example in (AP(100), NDCG(10, relevance_scaling="power"), Precision(10, truncated=True)):
+        lines.append(f"  {name_differences(example)}")
+    lines.append("  queries without relevant documents: trec_eval scores them 0 and counts them "
+                 "(the command line's default, --nan-handling zerofill); the Python API returns NaN")
+    return lines

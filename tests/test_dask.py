@@ -1,0 +1,354 @@
+"""rankereval.dask on a real distributed.LocalCluster (2 worker processes, no mocks).
+
+Every result is compared with the in-memory path (rankereval.io.from_dataframes +
+rankereval.evaluate(..., resampling='poisson')) on the same queries, for every registered
+metric and option, on several partitionings including uneven and empty partitions.
+"""
+import concurrent.futures
+import math
+import os
+import signal
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+import rankereval  # noqa: E402
+import rankereval.dask as rd  # noqa: E402
+from rankereval.io import from_dataframes  # noqa: E402
+from rankereval.metrics._base import _registered  # noqa: E402
+
+B = 200
+
+
+@pytest.fixture(scope="module")
+def client():
+    with dask.config.set({"dataframe.convert-string": False}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, memory_limit="1GB")
+        c = distributed.Client(cluster)
+        try:
+            yield c
+        finally:
+            c.close()
+            cluster.close()
+
+
+def all_metrics():
+    """Every registered metric with every combination of its options (cutoffs 1, 3, 10)."""
+    out = {}
+    for cls in _registered():
+        for params in cls._param_space(cutoffs=(1, 3, 10)):
+            m = cls(**params)
+            out[m.name] = m
+    return out
+
+
+METRICS = all_metrics()
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """Long-format labels and run: 40 queries; some without a relevant item, one only in the
+    labels, one only in the run, ties in the scores."""
+    rng = np.random.default_rng(12)
+    lab, run = [], []
+    for q in range(40):
+        qid = f"q{q:02d}"
+        items = rng.choice(30, size=12, replace=False)
+        if q != 39:                                 # q39: labels only
+            for i in items[: rng.integers(1, 12)]:
+                run.append((qid, int(i), float(rng.integers(0, 6))))
+        if q != 38:                                 # q38: run only
+            for i in items[rng.integers(0, 4): rng.integers(5, 12)]:
+                lab.append((qid, int(i), int(rng.integers(0, 4)) if q % 7 else 0))
+    labels = pd.DataFrame(lab, columns=["query", "item", "label"])
+    run = pd.DataFrame(run, columns=["query", "item", "score"])
+    return labels, run
+
+
+def partitioned(labels, run, assign, npartitions):
+    """Dask frames whose partition assign(query) holds each query (empty ones allowed)."""
+    meta_l, meta_r = labels.iloc[:0], run.iloc[:0]
+    lp = [labels[labels["query"].map(assign) == p] for p in range(npartitions)]
+    rp = [run[run["query"].map(assign) == p] for p in range(npartitions)]
+    return (dd.from_delayed([dask.delayed(x) for x in lp], meta=meta_l, verify_meta=False),
+            dd.from_delayed([dask.delayed(x) for x in rp], meta=meta_r, verify_meta=False))
+
+
+def in_memory(labels, run, **options):
+    data = from_dataframes(labels, run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return rankereval.evaluate(data, METRICS, resampling="poisson", n_bootstrap_samples=B, **options)
+
+
+def close(a, b):
+    """Equal to 1e-12, or both NaN, or the same infinity."""
+    return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
+
+
+def assert_same(got, want, by_query=True):
+    assert got.names == want.names
+    assert got.n_rankings == want.n_rankings
+    assert got.n_used == want.n_used and got.n_undefined == want.n_undefined
+    for name in want.names:
+        a, b = got.means[name], want.means[name]
+        assert close(a, b), (name, a, b)
+        if want.conf_intervals is not None:
+            for x, y in zip(got.conf_intervals[name], want.conf_intervals[name]):
+                assert close(x, y), (name, x, y)
+        else:
+            assert got.conf_intervals is None
+    if by_query and got.scores is not None:
+        g = pd.DataFrame(np.asarray(got.scores), index=got.query_ids, columns=got.names).sort_index()
+        w = pd.DataFrame(np.asarray(want.scores), index=want.query_ids, columns=want.names).sort_index()
+        pd.testing.assert_frame_equal(g, w, check_exact=False, rtol=0, atol=1e-12, check_names=False)
+
+
+def compute(lazy, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return lazy.compute(**kw)
+
+
+PARTITIONINGS = {
+    "one": (lambda q: 0, 1),
+    "uneven-with-empty": (lambda q: 0 if q < "q05" else (3 if q < "q30" else 2), 5),
+    "scattered": (lambda q: int(q[1:]) * 7 % 6, 6),
+}
+
+
+@pytest.mark.parametrize("partitioning", list(PARTITIONINGS))
+def test_dataframes_equal_in_memory(client, frames, partitioning):
+    labels, run = frames
+    assign, n = PARTITIONINGS[partitioning]
+    dl, dr = partitioned(labels, run, assign, n)
+    opts = dict(conf_interval=True, random_state=3, nan_handling="drop")
+    got = compute(rd.evaluate(dl, dr, METRICS, n_bootstrap_samples=B, **opts), scores=True)
+    assert_same(got, in_memory(labels, run, **opts))
+
+
+@pytest.mark.parametrize("opts", [
+    dict(conf_interval=True, random_state=5, nan_handling="zerofill", relevance_level=2),
+    dict(conf_interval=True, random_state=5, nan_handling="propagate"),
+    dict(conf_interval=False, nan_handling="drop", relevance_level=3),
+])
+def test_options_equal_in_memory(client, frames, opts):
+    labels, run = frames
+    dl, dr = partitioned(labels, run, *PARTITIONINGS["uneven-with-empty"])
+    got = compute(rd.evaluate(dl, dr, METRICS, n_bootstrap_samples=B, **opts))
+    assert got.scores is None
+    with pytest.raises(ValueError, match="left on the cluster"):
+        got["ap"]
+    assert_same(got, in_memory(labels, run, **opts))
+
+
+def test_propagate_warns_as_in_memory(client, frames):
+    labels, run = frames
+    dl, dr = partitioned(labels, run, *PARTITIONINGS["scattered"])
+    with pytest.warns(rankereval.UndefinedMetricWarning, match="ndcg@3 is undefined"):
+        rd.evaluate(dl, dr, ["ndcg@3", "p@3"]).compute()
+
+
+def test_repartition_by_query_and_distributed_scores(client, frames):
+    labels, run = frames
+    dl = dd.from_pandas(labels, npartitions=3, sort=False)
+    dr = dd.from_pandas(run, npartitions=2, sort=False)
+    with pytest.raises(ValueError, match="3 partitions but run has 2"):
+        rd.evaluate(dl, dr, ["ap"])
+    sl, sr = rd.repartition_by_query(dl, dr, npartitions=4)
+    lazy = rd.evaluate(sl, sr, ["ap", "ndcg@10"], conf_interval=True, random_state=1,
+                       n_bootstrap_samples=B, nan_handling="drop")
+    want = in_memory(labels, run, conf_interval=True, random_state=1, nan_handling="drop")
+    got = compute(lazy)
+    for name in ("ap", "ndcg@10"):
+        assert got.means[name] == pytest.approx(want.means[name], abs=1e-12)
+        assert got.conf_intervals[name] == pytest.approx(want.conf_intervals[name], abs=1e-12)
+    per_query = lazy.scores.compute().sort_index()
+    ref = want.to_pandas()[["ap", "ndcg@10"]].sort_index()
+    np.testing.assert_allclose(per_query.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-12)
+    assert list(per_query.index) == list(ref.index)
+
+
+def test_arrays_equal_in_memory(client):
+    rng = np.random.default_rng(4)
+    n, k, m = 50, 12, 6
+    ranks = np.array([rng.choice(40, size=k, replace=False) for _ in range(n)])
+    ranks[rng.random((n, k)) < 0.1] = -1
+    ranks = np.where(np.cumsum(ranks == -1, axis=1) > 0, -1, ranks)       # pads at the end
+    ranks[:, 0] = np.abs(ranks[:, 0])
+    lab = np.full((n, m), -1)
+    grades = np.zeros((n, m))
+    for i in range(n):
+        c = rng.integers(0, m + 1)
+        lab[i, :c] = rng.choice(40, size=c, replace=False)
+        grades[i, :c] = rng.integers(1, 4, size=c)
+    from rankereval import NumericLabels
+    import scipy.sparse as sp
+
+    rows = np.repeat(np.arange(n), (lab >= 0).sum(1))
+    numeric = NumericLabels.from_matrix(sp.csr_matrix((grades[lab >= 0], (rows, lab[lab >= 0])), shape=(n, 40)))
+    y_pred = rankereval.Rankings.from_ranked_indices(ranks, pad=-1)
+    chunks = (7, 0, 20, 1, 22)
+    for graded in (False, True):
+        opts = dict(conf_interval=True, random_state=9, nan_handling="zerofill", n_bootstrap_samples=B)
+        if graded:
+            data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, 4)),
+                                  grades=da.from_array(grades, chunks=(chunks, m)))
+            want = rankereval.evaluate(numeric, y_pred, METRICS, resampling="poisson", **opts)
+        else:
+            data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, k)))
+            binary = rankereval.BinaryLabels.from_matrix(numeric.to_csr() > 0) if hasattr(numeric, "to_csr") \
+                else rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            metrics = {k_: v for k_, v in METRICS.items() if v.info.labels == "binary"}
+            want = rankereval.evaluate(binary, y_pred, metrics, resampling="poisson", **opts)
+        got = compute(rd.evaluate(data, metrics=METRICS if graded else metrics, **opts), scores=True)
+        assert_same(got, want)
+        assert list(got.query_ids) == list(range(n))
+
+
+def write_parquet(labels, run, tmp, nested, assign, n):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for side in ("labels", "run"):
+        os.makedirs(tmp / side)
+    for p in range(n):
+        lp = labels[labels["query"].map(assign) == p]
+        rp = run[run["query"].map(assign) == p]
+        if nested:
+            rp = rp.sort_values(["query", "score", "item"], ascending=[True, False, True], kind="stable")
+            rows_r = rp.groupby("query", sort=True)["item"].apply(list)
+            lp = lp[lp["label"] > 0]
+            rows_l = lp.groupby("query", sort=True).agg({"item": list, "label": list})
+            pq.write_table(pa.table({"query": list(rows_r.index),
+                                     "item": pa.array(list(rows_r), pa.list_(pa.int32()))}),
+                           tmp / "run" / f"p{p}.parquet")
+            pq.write_table(pa.table({"query": list(rows_l.index),
+                                     "item": pa.array(list(rows_l["item"]), pa.list_(pa.int32())),
+                                     "label": pa.array(list(rows_l["label"]), pa.list_(pa.float64()))}),
+                           tmp / "labels" / f"p{p}.parquet")
+        else:
+            pq.write_table(pa.Table.from_pandas(lp, preserve_index=False), tmp / "labels" / f"p{p}.parquet")
+            pq.write_table(pa.Table.from_pandas(rp, preserve_index=False), tmp / "run" / f"p{p}.parquet")
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["long", "nested"])
+def test_read_parquet_equals_in_memory(client, frames, tmp_path, nested):
+    labels, run = frames
+    write_parquet(labels, run, tmp_path, nested, *PARTITIONINGS["uneven-with-empty"])
+    data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
+    assert data.npartitions == 5
+    opts = dict(conf_interval=True, random_state=6, nan_handling="drop")
+    got = compute(rd.evaluate(data, metrics=METRICS, n_bootstrap_samples=B, **opts), scores=True)
+    if nested:
+        # the nested layout keeps the relevant items only, ranked by (score desc, item asc):
+        # the same rankings as tie_break="docid" on the long frames
+        data_mem = from_dataframes(labels, run, tie_break="docid")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+            want = rankereval.evaluate(data_mem, {k: v for k, v in METRICS.items() if v.info.labels == "binary"},
+                                       resampling="poisson", n_bootstrap_samples=B, **opts)
+        got_binary = {k: v for k, v in METRICS.items() if v.info.labels == "binary"}
+        got = compute(rd.evaluate(data, metrics=got_binary, n_bootstrap_samples=B, **opts), scores=True)
+        # queries whose labels have no relevant item are absent from the nested labels file
+        keep = [q for q in want.query_ids if q in set(got.query_ids)]
+        assert set(got.query_ids) <= set(want.query_ids)
+        rows = [list(want.query_ids).index(q) for q in keep]
+        sub = pd.DataFrame(np.asarray(want.scores)[rows], index=keep, columns=want.names).sort_index()
+        mine = pd.DataFrame(np.asarray(got.scores), index=got.query_ids, columns=got.names).sort_index()
+        pd.testing.assert_frame_equal(mine, sub, check_exact=False, rtol=0, atol=1e-12)
+    else:
+        assert_same(got, in_memory(labels, run, **opts))
+
+
+def test_worker_killed_mid_computation_does_not_change_the_result(client):
+    rng = np.random.default_rng(2)
+    n, k = 6000, 10
+    ranks = np.argsort(rng.random((n, 50)), axis=1)[:, :k]
+    lab = np.argsort(rng.random((n, 50)), axis=1)[:, :3]
+    lab[rng.random(n) < 0.2] = -1
+    opts = dict(conf_interval=True, random_state=1, n_bootstrap_samples=20000, nan_handling="drop")
+    metrics = ["ndcg@5", "ap", "rr"]
+    want = rankereval.evaluate(rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab]),
+                               rankereval.Rankings.from_ranked_indices(ranks), metrics,
+                               resampling="poisson", **opts)
+    lazy = rd.evaluate(da.from_array(lab, chunks=(250, 3)), da.from_array(ranks, chunks=(250, k)), metrics, **opts)
+    pids = client.run(os.getpid)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(lazy.compute)
+        victim, deadline = None, time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            held = client.has_what()
+            victim = next((w for w, keys in held.items() if any("partials" in str(key) for key in keys)), None)
+            time.sleep(0.01)
+        assert victim is not None and not future.done(), "the computation ended before a worker could be killed"
+        os.kill(pids[victim], signal.SIGKILL)
+        got = future.result(timeout=120)
+    assert_same(got, want, by_query=False)
+    client.wait_for_workers(2, timeout=60)
+
+
+# ------------------------------------------------------------------------------------------
+# bad input
+# ------------------------------------------------------------------------------------------
+
+def test_query_split_across_partitions_is_named(client, frames):
+    labels, run = frames
+    dl, dr = partitioned(labels, run, lambda q: 2 if q == "q07" else 0, 3)
+    dr = dd.from_delayed([dask.delayed(run[run["query"] != "q07"]),
+                          dask.delayed(run[run["query"] == "q07"].iloc[:1]),
+                          dask.delayed(run[run["query"] == "q07"].iloc[1:])], meta=run.iloc[:0])
+    dl = dd.from_delayed([dask.delayed(labels[labels["query"] != "q07"]),
+                          dask.delayed(labels[labels["query"] == "q07"]),
+                          dask.delayed(labels[labels["query"] == "q07"])], meta=labels.iloc[:0])
+    with pytest.raises(ValueError, match=r"query id 'q07'\) is in partitions 1 and 2"):
+        rd.evaluate(dl, dr, ["ap"]).compute()
+
+
+def test_duplicate_item_is_named_with_its_partition(client, frames):
+    labels, run = frames
+    bad = pd.concat([run, run[run["query"] == "q11"].iloc[:1]], ignore_index=True)
+    dl, dr = partitioned(labels, bad, lambda q: 1 if q >= "q10" else 0, 2)
+    with pytest.raises(ValueError, match=r"partition 1: .*duplicate"):
+        rd.evaluate(dl, dr, ["ap"]).compute()
+
+
+def test_mixed_id_types_are_refused(client, frames):
+    labels, run = frames
+    mixed = run.astype({"query": object}).copy()
+    mixed.loc[mixed["query"] == "q12", "query"] = 12
+    dl, dr = partitioned(labels, mixed, lambda q: 1 if str(q) >= "q10" or q == 12 else 0, 2)
+    with pytest.raises(ValueError, match=r"partition 1: run query ids mix integers and strings"):
+        rd.evaluate(dl, dr, ["ap"]).compute()
+    # one type per partition, but not the same in all
+    lab_i = labels[labels["query"] == "q03"].assign(query=3)
+    run_i = run[run["query"] == "q03"].assign(query=3)
+    lab_s, run_s = labels[labels["query"] == "q04"], run[run["query"] == "q04"]
+    dl = dd.from_delayed([dask.delayed(lab_i), dask.delayed(lab_s)], meta=lab_s.iloc[:0], verify_meta=False)
+    dr = dd.from_delayed([dask.delayed(run_i), dask.delayed(run_s)], meta=run_s.iloc[:0], verify_meta=False)
+    with pytest.raises(ValueError, match=r"query ids are ints in partition 0 but strs in partition 1"):
+        rd.evaluate(dl, dr, ["ap"]).compute()
+
+
+def test_bad_arguments(client, frames):
+    labels, run = frames
+    with pytest.raises(TypeError, match="labels must be a dask DataFrame"):
+        rd.evaluate(labels, run, ["ap"])
+    dl, dr = partitioned(labels, run, lambda q: 0, 1)
+    with pytest.raises(ValueError, match="n_bootstrap_samples"):
+        rd.evaluate(dl, dr, ["ap"], conf_interval=True, n_bootstrap_samples=1)
+    with pytest.raises(ValueError, match="unknown metric|not a known|valid"):
+        rd.evaluate(dl, dr, ["nope@3"])
+    a = da.zeros((10, 3), chunks=(5, 3), dtype=int)
+    with pytest.raises(ValueError, match="row chunks"):
+        rd.from_arrays(a, da.zeros((10, 3), chunks=(4, 3), dtype=int))
