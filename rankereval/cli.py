@@ -440,8 +440,8 @@ def _metrics_listing():
         if needs:
             lines.append(f"  {'':<22} needs {', '.join(needs)}: Python API only (rankereval.{cls.__name__})")
         options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
-        if options:
-            tokens = [p for p in options if p not in info.choices] + list(info.tokens)
+        tokens = [p for p in options if p not in info.choices] + list(info.tokens)
+        if tokens:
             lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
     lines += [""] + listing()
     return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankereval
@@ -48,18 +48,21 @@ probabilities = st.lists(st.one_of(st.just(0.0), st.just(1.0), st.floats(1e-6, 1
 # ---------------------------------------------------------------------------------------- #
 # per-ranking metrics against the references
 # ---------------------------------------------------------------------------------------- #
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=probabilities, method=st.sampled_from(["self_information", "complement"]))
 def test_novelty_matches_reference(rows, k, pop, method):
     got = Novelty(k, np.array(pop), method=method).score(None, _rankings(rows))
     _close(got, [ref.novelty(r, k, pop, method) for r in rows])
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=st.lists(st.integers(0, 1000), min_size=N_ITEMS, max_size=N_ITEMS))
 def test_average_popularity_matches_reference(rows, k, pop):
     got = AveragePopularity(k, np.array(pop)).score(None, _rankings(rows))
     _close(got, [ref.average_popularity(r, k, pop) for r in rows])
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, tail=st.sets(st.integers(0, 2 * N_ITEMS)), as_mask=st.booleans())
 def test_tail_share_matches_reference(rows, k, tail, as_mask):
     if as_mask:
@@ -76,6 +79,7 @@ features_st = st.lists(
     min_size=N_ITEMS, max_size=N_ITEMS)
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, features=features_st, sparse=st.booleans())
 def test_intra_list_diversity_matches_reference(rows, k, features, sparse):
     x = np.array(features)
@@ -86,6 +90,7 @@ def test_intra_list_diversity_matches_reference(rows, k, features, sparse):
 # ---------------------------------------------------------------------------------------- #
 # system-level metrics against the references
 # ---------------------------------------------------------------------------------------- #
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, extra=st.integers(0, 5))
 def test_catalog_coverage_matches_reference(rows, k, extra):
     n_items = N_ITEMS + extra
@@ -93,12 +98,14 @@ def test_catalog_coverage_matches_reference(rows, k, extra):
         ref.catalog_coverage(rows, k, n_items), abs=1e-15)
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, normalize=st.booleans())
 def test_distributional_coverage_matches_reference(rows, k, normalize):
     metric = DistributionalCoverage(k, n_items=N_ITEMS, normalize=normalize)
     _close([metric.compute(_rankings(rows))], [ref.distributional_coverage(rows, k, N_ITEMS, normalize)])
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, discount=st.sampled_from(["none", "log2"]))
 def test_gini_matches_reference(rows, k, discount):
     got = GiniIndex(k, N_ITEMS, discount=discount).compute(_rankings(rows))
@@ -108,12 +115,14 @@ def test_gini_matches_reference(rows, k, discount):
 # ---------------------------------------------------------------------------------------- #
 # properties
 # ---------------------------------------------------------------------------------------- #
+@settings(max_examples=50)
 @given(rows=rankings_st, k=st.integers(1, 9))
 def test_coverage_is_monotone_in_k(rows, k):
     r = _rankings(rows)
     assert CatalogCoverage(k, N_ITEMS).compute(r) <= CatalogCoverage(k + 1, N_ITEMS).compute(r)
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, discount=st.sampled_from(["none", "log2"]), extra=st.integers(0, 100))
 def test_gini_lies_in_0_1(rows, k, discount, extra):
     g = GiniIndex(k, N_ITEMS + extra, discount=discount).compute(_rankings(rows))
@@ -121,6 +130,7 @@ def test_gini_lies_in_0_1(rows, k, discount, extra):
     assert math.isnan(g) == all(len(r) == 0 for r in rows)
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, direction=st.lists(st.floats(-5, 5), min_size=3, max_size=3)
        .filter(lambda v: sum(x * x for x in v) > 1e-3), scales=st.lists(st.floats(0.01, 100), min_size=N_ITEMS,
                                                                        max_size=N_ITEMS))
@@ -132,6 +142,7 @@ def test_diversity_of_items_with_one_direction_is_zero(rows, k, direction, scale
     np.testing.assert_allclose(got[lengths >= 2], 0.0, atol=1e-12)
 
 
+@settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=probabilities, seed=st.integers(0, 2**32 - 1))
 def test_novelty_does_not_depend_on_the_order_inside_the_top_k(rows, k, pop, seed):
     rng = np.random.default_rng(seed)
@@ -376,8 +387,11 @@ def test_compare_works_for_beyond_metrics():
     y = BinaryLabels.from_positive_indices([[0], [1], [2], [3], [0], [1]])
     a = _rankings([[0, 1], [2, 3], [1, 3], [3, 0], [0, 2], [1, 2]])
     b = _rankings([[2, 1], [2, 0], [1, 0], [3, 1], [0, 1], [1, 0]])
-    cmp = rankereval.compare(y, {"a": a, "b": b}, [Novelty(2, POP)], random_state=0, n_resamples=200)
-    assert cmp is not None
+    m = Novelty(2, POP)
+    cmp = rankereval.compare(y, {"a": a, "b": b}, [m], random_state=0, n_resamples=200)
+    np.testing.assert_allclose(np.asarray(cmp.means)[0], [m.mean(None, a), m.mean(None, b)], rtol=1e-15)
+    np.testing.assert_array_equal(cmp.scores[:, 0, 0], m.score(None, a))  # (queries, metrics, runs)
+    np.testing.assert_array_equal(cmp.scores[:, 0, 1], m.score(None, b))
 
 
 def test_system_bootstrap():
@@ -405,7 +419,8 @@ def test_large_ids_and_threads_agree():
     # enough work for several threads: the per-thread histograms must add up
     rng = np.random.default_rng(0)
     n, width, n_items = 3000, 200, 5000
-    ranks = np.argsort(rng.random((n, n_items)), axis=1)[:, :width]
+    # distinct ids per row: a random start, then steps of 7 (coprime with n_items)
+    ranks = (rng.integers(0, n_items, size=(n, 1)) + 7 * np.arange(width)) % n_items
     r = Rankings.from_ranked_indices(ranks)
     counts = np.bincount(ranks[:, :100].ravel(), minlength=n_items)
     assert CatalogCoverage(100, n_items).compute(r) == np.count_nonzero(counts) / n_items
@@ -413,3 +428,35 @@ def test_large_ids_and_threads_agree():
     j = np.arange(1, n_items + 1)
     assert GiniIndex(100, n_items).compute(r) == pytest.approx(
         np.sum((2 * j - n_items - 1) * sorted_c) / (n_items * sorted_c.sum()), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------- #
+# command line: the system-level metrics need only the run
+# ---------------------------------------------------------------------------------------- #
+def test_cli_system_level_metrics(capsys):
+    import json
+
+    pytest.importorskip("pandas")
+    from rankereval.cli import main
+    from rankereval.io import read_trec, sample_paths
+
+    qrels, run = sample_paths()
+    data = read_trec(qrels, run)
+    n_items = len(data.doc_ids)
+    assert main(["evaluate", qrels, run, "-m", "ndcg@10", "coverage@10", "gini@10[log2]", "entropy@10",
+                 "-f", "json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["coverage@10"]["mean"] == pytest.approx(CatalogCoverage(10, n_items).compute(data.rankings))
+    assert out["gini@10[log2]"]["mean"] == pytest.approx(GiniIndex(10, n_items, "log2").compute(data.rankings))
+    assert out["entropy@10"]["system_level"] and "ndcg@10" in out
+    assert main(["evaluate", qrels, run, "-m", "coverage@10", "--n-items", "100000", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    expected = CatalogCoverage(10, 100000).compute(data.rankings)
+    assert "system metric" in text and f"{expected:.4f}" in text
+    assert main(["evaluate", qrels, run, "-m", "coverage@10", "--n-items", "2", "--quiet"]) == 1
+    assert "outside the catalogue" in capsys.readouterr().err
+    assert main(["evaluate", qrels, run, "-m", "novelty@10"]) == 2
+    assert "Novelty needs popularity" in capsys.readouterr().err
+    assert main(["metrics"]) == 0
+    listing = capsys.readouterr().out
+    assert "coverage@k" in listing and "needs popularity: Python API only" in listing
