@@ -406,7 +406,10 @@ def test_system_bootstrap():
         again = m.bootstrap(r, n_resamples=50, random_state=3)
         np.testing.assert_array_equal(res.bootstrap_distribution, again.bootstrap_distribution)
         # one resample by hand: weights are how often each ranking was drawn
-        w = np.bincount(np.random.default_rng(3).integers(0, 60, size=60), minlength=60)
+        from rankereval import _bootstrap
+        from rankereval.bootstrap import _seed
+
+        w = np.bincount(_bootstrap.bounded_samples(60, 60, _seed(3), 0), minlength=60)
         drawn = [row for row, c in zip(rows, w) for _ in range(c)]
         expected = (ref.gini_index(drawn, 5, 30) if isinstance(m, GiniIndex)
                     else ref.distributional_coverage(drawn, 5, 30, True))

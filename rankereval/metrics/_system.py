@@ -103,24 +103,26 @@ class SystemMetric:
         Each resample costs one exposure pass (weighted by how often each ranking was drawn),
         so memory stays O(n_rankings + n_items + n_resamples).
         """
-        from rankereval.bootstrap import BootstrapResult, _quantiles, _rng, _validate
+        from rankereval import _bootstrap
+        from rankereval.bootstrap import BootstrapResult, _interval, _seed, _validate
 
         n_resamples, confidence_level, _ = _validate(n_resamples, confidence_level, "percentile")
         self._check(y_pred)
-        rng = _rng(random_state)
         n = y_pred.n_rows
         value = self._statistic(self._exposure(y_pred), n)
         if n == 0:
             return BootstrapResult.undefined(n_resamples, confidence_level)
+        # resample b draws the rankings from the engine's stream (seed, b), as every bootstrap
+        # of the package does: reproducible for a seed, whatever the number of threads
+        seed = _seed(random_state)
         dist = np.empty(n_resamples)
         for b in range(n_resamples):
-            weights = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
+            weights = np.bincount(_bootstrap.bounded_samples(n, n, seed, b), minlength=n).astype(np.float64)
             dist[b] = self._statistic(self._exposure(y_pred, weights), n)
         dist.setflags(write=False)
         alpha = 1.0 - confidence_level
-        low, high = _quantiles(np.sort(dist), [alpha / 2, 1 - alpha / 2])
-        se = float(np.std(dist, ddof=1))
-        return BootstrapResult(value, (low, high), dist, se, "percentile", confidence_level, n_resamples)
+        (low, high), se = _interval(dist, [alpha / 2, 1 - alpha / 2])
+        return BootstrapResult(value, (low, high), dist, float(se), "percentile", confidence_level, n_resamples)
 
 
 class CatalogCoverage(SystemMetric):
