@@ -317,7 +317,16 @@ class GiniIndex(SystemMetric):
         total = exposure.sum()
         if not total > 0:
             return math.nan
-        c = np.sort(exposure)
-        n = c.size
-        g = float(np.dot(2.0 * np.arange(1, n + 1) - n - 1, c) / (n * total))
+        n = exposure.size
+        if self.discount == "none":
+            # integer counts: sort by counting. The m_v items of count v take the sorted
+            # positions s_v + 1 .. s_v + m_v, whose sum is m_v s_v + m_v (m_v + 1) / 2
+            mult = np.bincount(exposure.astype(np.int64))
+            values = np.flatnonzero(mult)
+            m = mult[values].astype(np.float64)
+            before = np.cumsum(m) - m
+            weighted = float(np.dot(values.astype(np.float64), m * before + m * (m + 1) / 2))
+        else:
+            weighted = float(np.dot(np.arange(1, n + 1, dtype=np.float64), np.sort(exposure)))
+        g = (2.0 * weighted - (n + 1) * total) / (n * total)
         return min(max(g, 0.0), 1.0)
