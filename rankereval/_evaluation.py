@@ -12,6 +12,7 @@ from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
 from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _floored_log, _score_many, labels_for
 from rankereval.metrics._names import from_name
+from rankereval.metrics._system import SystemMetric
 
 __all__ = ["evaluate", "Evaluation"]
 
@@ -36,7 +37,10 @@ def _metric_columns(metrics):
     for col, m in items:
         if isinstance(m, str):
             m = from_name(m)
-        elif not isinstance(m, Metric):
+        if isinstance(m, SystemMetric):
+            raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
+                            f"no score per ranking); compute it with {type(m).__name__}.compute(y_pred)")
+        if not isinstance(m, Metric):
             raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
         columns.append((m.name if col is None else col, m))
     seen = {}
@@ -78,7 +82,11 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
         _check_relevance_level(relevance_level)
         binary = _threshold(numeric, relevance_level)
     groups = {}
+    rankings_only = []
     for j, (_, m) in enumerate(columns):
+        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
+            rankings_only.append(j)
+            continue
         labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
     scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
@@ -90,6 +98,8 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
                 raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
                                 "scores metrics through their registry entries and kernel reductions")
         scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
+    for j in rankings_only:
+        scores[:, j] = columns[j][1].score(None, y_pred)
     return scores
 
 

@@ -407,7 +407,8 @@ def _ragged_rankings(offsets, values, rows):
     n = lengths.shape[0]
     width = int(lengths.max()) if n else 0
     if n and (lengths == width).all():
-        padded = values.reshape(n, width)
+        # every list of the same length (top-k runs): the values are the rankings, no padding
+        return Rankings.from_ranked_indices(values.reshape(n, width))
     else:
         padded = np.full((n, width), -1, dtype=values.dtype if values.size else np.int64)
         pos = np.arange(values.shape[0]) - np.repeat(offsets[:-1], lengths)

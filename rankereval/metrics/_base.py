@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankereval import _kernels
+from rankereval import _beyond, _kernels
 from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
 from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
@@ -25,7 +25,7 @@ from rankereval.exceptions import UndefinedMetricWarning
 _REGISTRY = {}
 
 _CUTOFFS = ("required", "optional", "none")
-_LABELS = ("binary", "graded")
+_LABELS = ("binary", "graded", "none")
 _AGGREGATES = ("mean", "geometric")
 
 #: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
@@ -98,9 +98,11 @@ class MetricInfo:
     aliases : tuple of str
         Other names :func:`~rankereval.metrics.from_name` accepts (case-insensitive;
         ``_`` and ``-`` are ignored).
-    labels : {'binary', 'graded'}
+    labels : {'binary', 'graded', 'none'}
         'binary': needs :class:`~rankereval.BinaryLabels` (graded labels are thresholded
-        by :func:`rankereval.evaluate`); 'graded': uses the label values as they are.
+        by :func:`rankereval.evaluate`); 'graded': uses the label values as they are;
+        'none': reads the rankings only (the beyond-accuracy metrics), so ``y_true`` may be
+        None and is not read when given.
     cutoff : {'required', 'optional', 'none'}
         Whether the metric takes ``k``: always, optionally (``k=None`` is the whole
         ranking), or never.
@@ -131,6 +133,12 @@ class MetricInfo:
         Whether the metric tells judged non-relevant items from unjudged ones, so that it
         needs labels with judgments (:meth:`~rankereval.BinaryLabels.with_judged`, or labels
         read by :mod:`rankereval.io`).
+    inputs : tuple of str
+        Constructor parameters that are data, not options (an item popularity array, item
+        features, the catalogue size): a name cannot carry them, so
+        :func:`~rankereval.metrics.from_name` takes them from its ``defaults`` and says so
+        when they are missing, and the generic tests (which build every metric from its
+        options alone) leave such metrics to their own tests.
     """
 
     name: str
@@ -148,13 +156,18 @@ class MetricInfo:
     at: str = "k"
     aggregate: str = "mean"
     judged: bool = False
+    inputs: tuple = ()
 
     def __post_init__(self):
         if self.labels not in _LABELS:
             raise ValueError(f"labels must be one of {_LABELS}, got {self.labels!r}")
         if self.cutoff not in _CUTOFFS:
             raise ValueError(f"cutoff must be one of {_CUTOFFS}, got {self.cutoff!r}")
-        if self.kernel not in _kernels.METRIC_IDS:
+        if self.labels == "none":  # the metrics that read rankings only (rankereval._beyond)
+            if self.kernel not in _beyond.KERNELS:
+                raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval._beyond; "
+                                 f"known: {sorted(_beyond.KERNELS)}")
+        elif self.kernel not in _kernels.METRIC_IDS:
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
                              f"known: {sorted(_kernels.METRIC_IDS)}")
         if self.aggregate not in _AGGREGATES:
@@ -173,13 +186,39 @@ class MetricInfo:
         """The bracket options of a metric with constructor parameters ``params`` (names),
         for listings: a bool or a choice by its token, a real as ``name=<number>``."""
         out = [f"{p}=<number in {self.reals[p].describe()}>" if p in self.reals else p
-               for p in params if p not in ("k", self.at) and p not in self.choices]
+               for p in params if p not in ("k", self.at) and p not in self.choices and p not in self.inputs]
         return out + list(self.tokens)
 
 
-def _registered():
-    """The registered metric classes, in declaration order."""
-    return list(_REGISTRY.values())
+def _registered(everything=False):
+    """The registered metric classes, in declaration order.
+
+    By default the per-ranking metrics of labels that their options alone build (what the
+    generic tests enumerate); ``everything=True`` adds the beyond-accuracy metrics, which
+    read rankings only, need data inputs (``MetricInfo.inputs``) or give one value for all
+    rankings (:class:`~rankereval.metrics.SystemMetric`): every name
+    :func:`~rankereval.metrics.from_name` knows.
+    """
+    classes = list(_REGISTRY.values())
+    if everything:
+        return classes
+    return [c for c in classes if issubclass(c, Metric) and c.info.labels != "none" and not c.info.inputs]
+
+
+def _register(cls):
+    """Put ``cls`` (a class with a :class:`MetricInfo` ``info``) in the registry under its
+    canonical name, refusing a name or alias another class already has."""
+    info = cls.info
+    if not isinstance(info, MetricInfo):
+        raise TypeError(f"{cls.__name__}.info must be a MetricInfo")
+    for key in (info.name, *info.aliases):
+        norm = _normalise_name(key)
+        for other in _REGISTRY.values():
+            if other.__name__ != cls.__name__ and norm in {
+                    _normalise_name(a) for a in (other.info.name, *other.info.aliases)}:
+                raise ValueError(f"metric name {key!r} of {cls.__name__} is already taken by "
+                                 f"{other.__name__}")
+    _REGISTRY[info.name] = cls
 
 
 class Metric:
@@ -204,17 +243,8 @@ class Metric:
         info = cls.__dict__.get("info")
         if info is None:
             return
-        if not isinstance(info, MetricInfo):
-            raise TypeError(f"{cls.__name__}.info must be a MetricInfo")
-        for key in (info.name, *info.aliases):
-            norm = _normalise_name(key)
-            for other in _REGISTRY.values():
-                if other.__name__ != cls.__name__ and norm in {
-                        _normalise_name(a) for a in (other.info.name, *other.info.aliases)}:
-                    raise ValueError(f"metric name {key!r} of {cls.__name__} is already taken by "
-                                     f"{other.__name__}")
-        cls._kernel_id = _kernels.METRIC_IDS[info.kernel]
-        _REGISTRY[info.name] = cls
+        _register(cls)
+        cls._kernel_id = _kernels.METRIC_IDS.get(info.kernel)  # None: a kernel of _beyond
 
     # -- parameters ----------------------------------------------------------------------
     def _params(self):
@@ -463,11 +493,12 @@ class Metric:
         """Every combination of this class's options, as constructor keyword dicts.
 
         ``k`` takes ``cutoffs`` (and None where the cutoff is optional); every bool
-        parameter False and True; every choice parameter each of its values.
+        parameter False and True; every choice parameter each of its values. Data inputs
+        (``info.inputs``) are left out: the caller supplies them.
         """
         axes = {}
         for p in inspect.signature(cls.__init__).parameters.values():
-            if p.name == "self":
+            if p.name == "self" or p.name in cls.info.inputs:
                 continue
             if p.name == "k":
                 axes["k"] = list(cutoffs) + ([None] if cls.info.cutoff == "optional" else [])

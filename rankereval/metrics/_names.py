@@ -41,7 +41,7 @@ def metric_names(aliases=False):
     >>> metric_names()  # doctest: +NORMALIZE_WHITESPACE
     ['p', 'recall', 'f1', 'hitrate', 'ap', 'success', 'rr', 'meanranks', 'firstrelevantrank',
      'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
-     'bpref', 'judged']
+     'bpref', 'judged', 'novelty', 'arp', 'tailshare', 'ild', 'coverage', 'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """
@@ -92,6 +92,9 @@ def from_name(name, defaults=None):
     defaults : dict, optional
         Parameter values for every metric that has the parameter and whose name does not
         set it, e.g. ``{"truncated": True}`` (how the command line applies ``--truncated``).
+        Also the data inputs a name cannot carry (``MetricInfo.inputs``), e.g.
+        ``{"popularity": p}`` for ``"novelty@10"`` or ``{"n_items": 5000}`` for
+        ``"coverage@10"``.
 
     Returns
     -------
@@ -157,6 +160,9 @@ def from_name(name, defaults=None):
     for token in filter(None, (t.strip().lower() for t in options.split(","))):
         key, eq, value = token.partition("=")
         key = key.strip()
+        if key in info.inputs:
+            raise ValueError(f"metric {name!r}: {key} is data, not an option of the name; pass it "
+                             f"as from_name(..., defaults={{{key!r}: ...}}) or build {cls.__name__} directly")
         if eq:
             if key not in sig or key in ("self", "k", info.at):
                 raise ValueError(f"metric {name!r}: {cls.__name__} has no option {key!r}; options: "
@@ -177,6 +183,11 @@ def from_name(name, defaults=None):
     for key, value in (defaults or {}).items():
         if key in sig and key not in ("self", "k", info.at) and key not in explicit:
             params[key] = value
+    missing = [p for p in info.inputs if p not in params and sig[p].default is inspect.Parameter.empty]
+    if missing:
+        raise ValueError(f"metric {name!r}: {cls.__name__} needs {' and '.join(missing)} (data a name "
+                         f"cannot carry): build {cls.__name__}(..., {missing[0]}=...) directly, or "
+                         f"pass from_name(name, defaults={{{missing[0]!r}: ...}})")
     return cls(**params)
 
 
@@ -192,7 +203,7 @@ def format_name(metric):
     by_value = {(p, v): t for t, (p, v) in info.tokens.items()}
     opts = []
     for key, value in params.items():
-        if key in ("k", info.at) or value == sig[key].default:
+        if key in ("k", info.at) or key in info.inputs or value is sig[key].default or value == sig[key].default:
             continue
         if isinstance(value, bool):
             opts.append(key if value else f"{key}=false")
