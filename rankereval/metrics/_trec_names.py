@@ -33,10 +33,13 @@ import numpy as np
 from rankereval.metrics._binary import AP, HitRate, Precision, Recall, Success
 from rankereval.metrics._graded import NDCG
 from rankereval.metrics._rank import ReciprocalRank
+from rankereval.metrics._trec import (
+    GMAP, Bpref, InterpolatedPrecision, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
 
 #: trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut, relative_P, Rprec_mult...
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
 
 def _mean(values):
     return float(np.mean(values)) if len(values) else math.nan
@@ -44,26 +47,6 @@ def _mean(values):
 
 def _sum(values):
     return float(np.sum(values))
-
-
-def _metric_class(name):
-    """The metric class ``rankereval.metrics.<name>``, or None where this version has none."""
-    from rankereval import metrics
-
-    return getattr(metrics, name, None)
-
-
-def _lazy(name, **fixed):
-    """A builder of ``<name>(*args, **fixed)``, or None when this version has no such class
-    or the class lacks one of the ``fixed`` parameters."""
-    cls = _metric_class(name)
-    if cls is None:
-        return None
-    import inspect
-
-    if any(p not in inspect.signature(cls.__init__).parameters for p in fixed):
-        return None
-    return lambda *args: cls(*args, **fixed)
 
 
 @dataclass(frozen=True)
@@ -93,22 +76,18 @@ _ENTRIES = [
     _Entry("runid", "none", unsupported="the run's tag, not a measure (rankereval does not read the tag)"),
     _Entry("num_q", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
-    _Entry("num_ret", "none", build=_lazy("NumRetrieved"), aggregate=_sum, integer=True,
-           unsupported="NumRetrieved is not available in this version"),
-    _Entry("num_rel", "none", build=_lazy("NumRelevant"), aggregate=_sum, integer=True,
-           unsupported="NumRelevant is not available in this version"),
-    _Entry("num_rel_ret", "none", build=_lazy("NumRelevantRetrieved"), aggregate=_sum, integer=True,
-           unsupported="NumRelevantRetrieved is not available in this version"),
+    _Entry("num_ret", "none", build=lambda: NumRetrieved(), aggregate=_sum, integer=True),
+    _Entry("num_rel", "none", build=lambda: NumRelevant(), aggregate=_sum, integer=True),
+    _Entry("num_rel_ret", "none", build=lambda: NumRelevantRetrieved(), aggregate=_sum, integer=True),
     _Entry("map", "none", build=lambda: AP()),
     # the geometric mean of the per-query AP (floored at MIN_GEO_MEAN), a summary only
     # AP per query, averaged geometrically (GMAP's registry entry: its mean is geometric)
-    _Entry("gm_map", "none", build=_lazy("GMAP"), per_query=False,
-           unsupported="GMAP is not available in this version"),
-    _Entry("Rprec", "none", build=_lazy("RPrecision"), unsupported="RPrecision is not available in this version"),
-    _Entry("bpref", "none", build=_lazy("Bpref"), unsupported="Bpref is not available in this version"),
+    _Entry("gm_map", "none", build=lambda: GMAP(), per_query=False),
+    _Entry("Rprec", "none", build=lambda: RPrecision()),
+    # needs the judged non-relevant documents: the readers keep every judged document
+    _Entry("bpref", "none", build=lambda: Bpref()),
     _Entry("recip_rank", "none", build=lambda: ReciprocalRank()),
-    _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=_lazy("InterpolatedPrecision"),
-           unsupported="InterpolatedPrecision is not available in this version"),
+    _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=lambda x: InterpolatedPrecision(x)),
     _Entry("P", "cutoff", _CUTOFFS, build=lambda k: Precision(k)),
     _Entry("relstring", "cutoff", (10,), unsupported="a string of relevance values, not a measure"),
     _Entry("recall", "cutoff", _CUTOFFS, build=lambda k: Recall(k)),
@@ -125,9 +104,8 @@ _ENTRIES = [
     _Entry("ndcg_rel", "none", unsupported=_UNSUPPORTED),
     _Entry("Rndcg", "none", unsupported=_UNSUPPORTED),
     _Entry("ndcg_cut", "cutoff", _CUTOFFS, build=lambda k: NDCG(k)),
-    _Entry("map_cut", "cutoff", _CUTOFFS, build=_lazy("AP", denominator="relevant"),
-           unsupported="AP@k divided by the number of relevant documents is not available in this "
-                       "version (rankereval's map@k divides by min(k, R))"),
+    # AP of the top k divided by R (rankereval's map@k divides by min(k, R))
+    _Entry("map_cut", "cutoff", _CUTOFFS, build=lambda k: AP(k, denominator="relevant")),
     _Entry("relative_P", "cutoff", _CUTOFFS, unsupported=_UNSUPPORTED),
     _Entry("success", "cutoff", (1, 5, 10), build=lambda k: Success(k)),
     _Entry("set_P", "none", unsupported=_UNSUPPORTED),
