@@ -364,17 +364,17 @@ def _load_parquet(labels_file, run_file, p, options):
             g_off, grades = _nested(lab.column(lab_col))
             if not np.array_equal(g_off, l_off):
                 raise PartitionError(f"partition {p}: the lists of {lab_col!r} and {it!r} differ in length")
-        if lq.shape != rq.shape or not np.array_equal(lq, rq):
-            # as trec_eval and from_dataframes(missing='drop', extra='drop'): only queries in both
-            common, li, ri = np.intersect1d(lq, rq, assume_unique=False, return_indices=True)
-            for ids, name in ((lq, "labels"), (rq, "run")):
-                if np.unique(ids).shape[0] != ids.shape[0]:
-                    raise PartitionError(f"partition {p}: a query has two rows in the {name} file")
+        same = lq.shape == rq.shape and np.array_equal(lq, rq)
+        for ids, name in ((lq, "labels"), (rq, "run")) if not same else ((rq, "run"),):
+            repeated = _first_repeated(ids)
+            if repeated is not None:
+                raise PartitionError(f"partition {p}: query {repeated!r} has two rows in the {name} file")
+        if same:
+            common, li, ri, seen = rq, None, None, None
         else:
-            if np.unique(rq).shape[0] != rq.shape[0]:
-                raise PartitionError(f"partition {p}: a query has two rows in the run file")
-            common, li, ri = rq, None, None
-        seen = np.union1d(lq, rq)
+            # as trec_eval and from_dataframes(missing='drop', extra='drop'): only queries in both
+            common, li, ri = np.intersect1d(lq, rq, assume_unique=True, return_indices=True)
+            seen = np.union1d(lq, rq)
         if common.shape[0] == 0:
             return _empty_block(kinds, seen, graded=grades is not None)
         rankings = _ragged_rankings(r_off, r_items, ri)
@@ -384,6 +384,15 @@ def _load_parquet(labels_file, run_file, p, options):
     except (TypeError, ValueError, KeyError) as exc:
         raise PartitionError(f"partition {p} ({labels_file}, {run_file}): {exc}") from exc
     return _Block(binary, numeric, rankings, common, kinds, seen)
+
+
+def _first_repeated(ids):
+    """An id that occurs twice in ``ids``, or None (ids written in order need no sort)."""
+    if ids.shape[0] < 2 or (ids.dtype.kind in "iu" and (ids[1:] > ids[:-1]).all()):
+        return None
+    s = np.sort(ids)
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    return s[dup[0]].item() if dup.size else None
 
 
 def _select(offsets, rows, *columns):
