@@ -436,7 +436,8 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
     n_items = max(int(items.max()) + 1 if items.size else 0,
                   int(rankings.indices.max()) + 1 if rankings.indices.size else 0)
     values = np.ones(items.shape[0]) if grades is None else np.asarray(selected[1], dtype=np.float64)
-    m = sp.csr_matrix((values, items, offsets), shape=(n, n_items))
+    # a copy: Arrow's buffers are read-only, and sum_duplicates works in place
+    m = sp.csr_matrix((values, items, offsets), shape=(n, n_items), copy=True)
     before = m.nnz
     m.sum_duplicates()
     if m.nnz != before:
@@ -762,7 +763,8 @@ class DaskEvaluation:
             p1, p2, key_hash = split
             a, b = dask.compute(self._tables[p1], self._tables[p2], **kwargs)
             query = a.seen[a.seen_hashes == key_hash]
-            which = f"query id {query[0]!r}" if query.size else f"key hash {key_hash:#018x}"
+            q = query[0].item() if query.size and isinstance(query[0], np.generic) else (query[0] if query.size else None)
+            which = f"query id {q!r}" if query.size else f"key hash {key_hash:#018x}"
             raise PartitionError(_split_message(p1, p2, which)) from None
         n_boot, conf = self._bootstrap if self._bootstrap is not None else (None, None)
         means, intervals, n_used, n_undefined, notes = _summarise(
