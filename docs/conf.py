@@ -322,9 +322,9 @@ def _write_metric_table(app):
     from rankereval.metrics._base import _registered
 
     rows = []
-    for cls in _registered():
+    for cls in _registered(everything=True):
         info = cls.info
-        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        form = info.name_form()
         aliases = ", ".join(f"``{a}``" for a in info.aliases) or "--"
         rows.append(f"   * - :class:`~rankereval.{cls.__name__}`\n     - ``{form}``\n     - {aliases}\n"
                     f"     - {info.labels}\n     - {info.summary}")
@@ -334,7 +334,7 @@ def _write_metric_table(app):
             + "\n".join(rows) + "\n")
     autosummary = (".. currentmodule:: rankereval\n\n"
                    ".. autosummary::\n   :toctree: api/generated\n   :nosignatures:\n\n"
-                   + "".join(f"   {cls.__name__}\n" for cls in _registered()))
+                   + "".join(f"   {cls.__name__}\n" for cls in _registered(everything=True)))
     # next to the pages that include them (docs/), so that autosummary resolves the stubs'
     # directory the same way when it generates them and when api.rst includes the list
     for name, content in (("_metric_table.rst", text), ("_metric_autosummary.rst", autosummary)):

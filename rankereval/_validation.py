@@ -61,3 +61,94 @@ def bitset_fits(n_items, n_ranked_ids):
     """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids (the
     limits are in ``rankereval/_limits.h``, shared with the conversions)."""
     return bool(_convert.bitset_fits(min(n_items, 2**62), n_ranked_ids))
+
+
+def check_item_values(values, name, high=None):
+    """A 1-D C-contiguous float64 copy of per-item numbers (index = item id): real, finite,
+    ``>= 0`` and, when given, ``<= high``. Bools, complex numbers, strings and objects are
+    refused, not converted; so are empty arrays and arrays of another dimension."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers indexed by item id, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array indexed by item id, got shape {arr.shape}")
+    out = np.array(arr, dtype=np.float64, order="C")
+    bad = ~np.isfinite(out) | (out < 0) | (out > high if high is not None else False)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        bound = f"in [0, {high:g}]" if high is not None else ">= 0"
+        raise ValueError(f"{name} must be finite and {bound}; item {i} has {float(out[i])!r}"
+                         + (f" (and {int(bad.sum()) - 1} more items)" if bad.sum() > 1 else ""))
+    out.setflags(write=False)
+    return out
+
+
+def check_item_set(items, name):
+    """``(mask, beyond_ok)`` for a set of item ids: a bool mask over the catalogue (ids past
+    its end are an error), or integer ids (a set without a catalogue: ids past the largest
+    are outside the set). Negative ids and other dtypes are refused."""
+    arr = np.asarray(items)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D bool mask over item ids or a 1-D array of item ids, "
+                         f"got shape {arr.shape}")
+    if arr.dtype == np.bool_:
+        if arr.size == 0:
+            raise ValueError(f"{name}: an empty bool mask covers no item")
+        return np.ascontiguousarray(arr, dtype=np.float64), False
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
+        raise TypeError(f"{name} must be a bool mask or integer item ids, got dtype {arr.dtype}")
+    ids = arr.astype(np.int64)
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"{name}: item ids must be >= 0, got {int(ids.min())}")
+    if ids.size and ids.max() > MAX_ID - 1:
+        raise ValueError(f"{name}: item id {int(ids.max())} is too large")
+    mask = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=np.float64)
+    mask[ids] = 1.0
+    return mask, True
+
+
+def check_item_features(features, name="item_features"):
+    """Item features (one row per item id) as float64: a C-contiguous 2-D array, or a
+    canonical CSR matrix for scipy sparse input. Refuses non-real dtypes, NaN or infinite
+    values, and rows of zero norm (whose cosine similarity is 0/0)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(features):
+        if features.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {features.dtype}")
+        if features.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (items x features), got shape {features.shape}")
+        m = sp.csr_matrix(features, dtype=np.float64, copy=True)
+        m.sum_duplicates()
+        m.eliminate_zeros()
+        if not np.isfinite(m.data).all():
+            row = int(np.searchsorted(m.indptr, int(np.flatnonzero(~np.isfinite(m.data))[0]), side="right") - 1)
+            raise ValueError(f"{name}: item {row} has a NaN or infinite feature")
+        sq = np.asarray(m.multiply(m).sum(axis=1)).ravel()
+    else:
+        arr = np.asarray(features)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be an array of real numbers (items x features) or a scipy "
+                            f"sparse matrix, got dtype {arr.dtype}")
+        if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+            raise ValueError(f"{name} must be a non-empty 2-D array (items x features), got shape {arr.shape}")
+        m = np.array(arr, dtype=np.float64, order="C")
+        finite = np.isfinite(m).all(axis=1)
+        if not finite.all():
+            raise ValueError(f"{name}: item {int(np.flatnonzero(~finite)[0])} has a NaN or infinite feature")
+        sq = np.einsum("ij,ij->i", m, m)
+    if m.shape[0] == 0:
+        raise ValueError(f"{name} has no items")
+    zero = ~(sq > 0)
+    if zero.any():
+        rows = np.flatnonzero(zero)
+        raise ValueError(
+            f"{name}: item {int(rows[0])}"
+            + (f" (and {rows.size - 1} more items)" if rows.size > 1 else "")
+            + " has a zero feature vector; cosine similarity is 0/0 (undefined) for it. Give every "
+            "item a non-zero feature vector, or remove those items (scikit-learn's "
+            "cosine_similarity would silently count them as dissimilar to everything)")
+    if not np.isfinite(sq).all():
+        raise ValueError(f"{name}: the squared norm of item {int(np.flatnonzero(~np.isfinite(sq))[0])} "
+                         "overflows float64; rescale the features")
+    return m, sq

@@ -16,6 +16,10 @@ Subcommands
 
 Metric names follow the one grammar of the package (:func:`rankereval.metrics.from_name`):
 case-insensitive, ``name@k`` sets the cutoff, ``rankereval metrics`` lists names and aliases.
+Names spelt as trec_eval's (``P_10``, ``P.5,10``, ``ndcg_cut_10``, ``official``) are read by
+trec_eval's table (:mod:`rankereval.metrics._trec_names`) with trec_eval's definitions; with
+``-f trec``, ``-q``, ``-c``, ``-l`` and ``-M`` a trec_eval command line carries over. As in
+trec_eval, a query without relevant documents scores 0 (``--nan-handling zerofill``).
 The command line only parses arguments, calls the library and renders its results.
 
 Exit status: 0 on success, 2 for usage errors (unknown metric, bad option), 1 when an input
@@ -61,18 +65,19 @@ def _split_names(texts):
                 continue
             piece = token[start:i]
             start = i + 1
-            if names and piece[:1].isdigit() or piece[:1] == "." and names:
-                if "." in names[-1] and "@" not in names[-1] and is_trec_name(names[-1]):
-                    names[-1] += "," + piece  # P.5,10: a parameter of the name before
-                    continue
+            if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
+                    and "@" not in names[-1] and is_trec_name(names[-1]):
+                names[-1] += "," + piece  # P.5,10: a parameter of the name before
+                continue
             if piece:
                 names.append(piece)
     return names
 
 
-def parse_metrics(texts, args):
-    """{column name: Metric} of the names given; with ``trec=True`` also the
-    :class:`~rankereval.metrics._trec_names.TrecMeasure` of each column named the trec_eval way.
+def parse_metrics(texts, args, n_items=None):
+    """``({column name: Metric}, {column name: TrecMeasure})`` of the names given: every
+    column, and those named the trec_eval way with their
+    :class:`~rankereval.metrics._trec_names.TrecMeasure` (summary rule, integer printing).
 
     A name is read by the package's grammar (:func:`rankereval.metrics.from_name`; the
     options --truncated, --log-base and --gain apply to every metric that has the parameter)
@@ -80,11 +85,15 @@ def parse_metrics(texts, args):
     ``official``): then trec_eval's table gives trec_eval's definitions, one column per
     measure, named as trec_eval prints it. Names both grammars know (``map``, ``ndcg``,
     ``recip_rank``) mean the same metric in both (tests/test_trec_names.py checks it).
+    ``n_items`` (--n-items, else the documents of the data) is the catalogue of the
+    system-level metrics (coverage@k, gini@k, entropy@k[normalize]); before the data is read
+    a placeholder serves to check the names.
     """
     from rankereval.metrics import from_name
     from rankereval.metrics._trec_names import is_trec_name, trec_measures
 
-    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain}
+    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain,
+                "n_items": n_items if n_items is not None else 1}
     metrics, trec = {}, {}
     for name in _split_names(texts):
         if name in metrics:
@@ -110,24 +119,21 @@ def parse_metrics(texts, args):
 # argument parsing
 # ----------------------------------------------------------------------------------------
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v <= 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 1, got {v}")
-    return v
+def _int_above(low):
+    """An argparse type: an integer > ``low``."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v <= low:
+            raise argparse.ArgumentTypeError(f"expected an integer > {low}, got {v}")
+        return v
+    return parse
 
 
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 0, got {v}")
-    return v
+_positive_int = _int_above(1)  # resample counts
+_count = _int_above(0)  # depths
 
 
 def _confidence(text):
@@ -199,6 +205,9 @@ def _add_eval_options(p, default_seed=None):
     p.add_argument("--seed", type=int, default=default_seed,
                    help="random seed of the bootstrap (default: "
                         + ("fresh randomness" if default_seed is None else str(default_seed)) + ")")
+    p.add_argument("--n-items", type=_positive_int, default=None, metavar="N",
+                   help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
+                        "documents that occur in the qrels or the run)")
     p.add_argument("-q", "--per-query", action="store_true", help="one row per query id")
     p.add_argument("-f", "--format", choices=("table", "json", "csv", "trec"), default="table",
                    help="output format (default: table; trec: trec_eval's 'measure<TAB>query<TAB>value' "
@@ -263,6 +272,34 @@ def evaluate(data, metrics, args, err):
     return ev
 
 
+def render(ev, args, trec=None, system=None):
+    """The output text of Evaluation ``ev`` (None when only system-level metrics were
+    asked for) for ``args.format`` (table, json, csv or trec), with the values of the
+    system-level metrics ``system`` ({name: float}: one value for all queries, so no
+    interval and no per-query value) after the per-query metrics; ``trec`` maps the columns
+    named the trec_eval way to their TrecMeasure."""
+    from rankereval._render import csv_number, fmt, json_number, table
+
+    system = system or {}
+    text = _render_evaluation(ev, args, trec) if ev is not None else ""
+    if not system:
+        return text
+    n = len(ev.query_ids) if ev is not None else args.n_queries
+    if args.format == "trec":
+        return text + "".join(f"{name:<22}\tall\t{value:6.4f}\n" for name, value in system.items())
+    if args.format == "json":
+        obj = json.loads(text) if text else {}
+        for name, value in system.items():
+            obj[name] = {"mean": json_number(value), "n_queries": n, "system_level": True}
+        return json.dumps(obj, indent=2, allow_nan=False) + "\n"
+    if args.format == "csv":
+        rows = [[name, csv_number(v), n] for name, v in system.items()]
+        return (text + ("\n" if text else "") + "system_metric,value,n_queries\n"
+                + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    rows = [[name, fmt(v), str(n)] for name, v in system.items()]
+    return text + ("\n" if text else "") + table(["system metric", "value", "queries"], rows)
+
+
 def _treated(nan_handling):
     return {"zerofill": "scored 0 and counted in the mean (--nan-handling zerofill, as trec_eval)",
             "drop": "left out of the mean (--nan-handling drop)",
@@ -313,7 +350,7 @@ def _trec_value(value, integer):
     return f"{value:6.4f}"
 
 
-def render(ev, args, trec=None):
+def _render_evaluation(ev, args, trec=None):
     """The output text of Evaluation ``ev`` for ``args.format`` (table, json, csv or trec);
     ``trec`` maps the columns named the trec_eval way to their TrecMeasure."""
     from rankereval._render import csv_number, fmt, json_number, table
@@ -330,6 +367,8 @@ def render(ev, args, trec=None):
         if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
             for i, q in enumerate(qids):
                 for n in names:
+                    if n in trec and not trec[n].per_query:
+                        continue  # a summary only in trec_eval (gm_map)
                     v = col[n][i]
                     if np.isnan(v) and ev.nan_handling != "propagate":
                         if ev.nan_handling == "drop":
@@ -395,16 +434,22 @@ def _metrics_listing():
     from rankereval.metrics._trec_names import listing
 
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
-    for cls in _registered():
+    for cls in _registered(everything=True):
         info = cls.info
-        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        form = info.name_form()
         lines.append(f"  {form:<22} {info.summary}")
         if info.aliases:
             lines.append(f"  {'':<22} aliases: {', '.join(info.aliases)}")
-        options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
-        if options:
-            tokens = [p for p in options if p not in info.choices] + list(info.tokens)
-            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
+        needs = [p for p in info.inputs if p != "n_items"]
+        if needs:
+            lines.append(f"  {'':<22} needs {', '.join(needs)}: Python API only (rankereval.{cls.__name__})")
+        tokens = info.option_tokens(cls._param_space(cutoffs=(1,))[0])
+        if tokens:
+            if info.inputs:  # data a name cannot carry: the example shows the form
+                example = f"{form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}]"
+            else:
+                example = cls(**dict(cls._param_space(cutoffs=(10,))[-1])).name
+            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {example})")
     lines += [""] + listing()
     return "\n".join(lines) + "\n"
 
@@ -412,8 +457,11 @@ def _metrics_listing():
 def _run(args, qrels, run, out, err):
     from rankereval.io import read_trec
 
+    from rankereval.metrics import SystemMetric
+
     # UsageError before any file is read
-    metrics, trec = parse_metrics(args.metrics or DEFAULT_METRICS, args)
+    texts = args.metrics or DEFAULT_METRICS
+    parse_metrics(texts, args)
     if qrels == "-" and run == "-":
         raise UsageError("only one of the two files can be standard input ('-')")
     qrels, run = (sys.stdin.buffer if path == "-" else path for path in (qrels, run))
@@ -423,7 +471,13 @@ def _run(args, qrels, run, out, err):
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)
-    out.write(render(evaluate(data, metrics, args, err), args, trec))
+    n_items = args.n_items if args.n_items is not None else len(data.doc_ids)
+    metrics, trec = parse_metrics(texts, args, n_items=n_items)
+    system = {name: m.compute(data.rankings) for name, m in metrics.items() if isinstance(m, SystemMetric)}
+    ranking = {name: m for name, m in metrics.items() if not isinstance(m, SystemMetric)}
+    args.n_queries = data.rankings.n_rows
+    ev = evaluate(data, ranking, args, err) if ranking else None
+    out.write(render(ev, args, trec, system))
     return 0
 
 

@@ -123,3 +123,29 @@ def test_compare_benchmark(tmp_path, capsys):
         assert libs["rankereval"]["median_s"] > 0
         assert libs["scipy"]["comparisons"] == 15 and libs["scipy"]["pvalues_agree"]
         assert set(libs["scipy"]["measured"]) == {"20", "200"} and w["speedup"]["scipy"] > 0
+
+
+def test_trec_eval_benchmark(tmp_path, capsys):
+    """benchmarks/bench_trec_eval.py on a tiny run, with rankereval itself standing in for the
+    trec_eval binary (a script taking trec_eval's arguments: -m official QRELS RUN)."""
+    pytest.importorskip("pandas")
+    fake = tmp_path / "fake_trec_eval"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} -m rankereval evaluate -f trec --quiet \"$@\"\n")
+    fake.chmod(0o755)
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_bench_trec_eval",
+                                                  os.path.join(BENCH, "bench_trec_eval.py"))
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        code = module.main(["--trec-eval", str(fake), "--queries", "20", "--docs", "10", "--repeats", "1",
+                            "--dir", str(tmp_path / "data"), "--results-dir", str(tmp_path), "--name", "te"])
+    finally:
+        sys.path[:] = saved
+    assert code == 0
+    with open(tmp_path / "te.json") as fh:
+        res = json.load(fh)
+    (other,) = [n for n in res["median"] if n != "rankereval"]
+    assert res["agreement"][other]["measures"] and not res["agreement"][other]["differences"]
+    assert res["median"]["rankereval"]["peak_rss_bytes"] > 0 and res["run_file_bytes"] > 0
+    assert "list-table" in module.table(res)

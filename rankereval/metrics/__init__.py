@@ -26,14 +26,24 @@ True
 
 The package is organised by family, as :mod:`sklearn.metrics` is: ``_base`` (the
 :class:`Metric` class, the registry, mean and bootstrap), ``_binary`` (set-based metrics of
-the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG) and ``_names``
-(the name grammar). Every public name is importable from here.
+the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG, RBP, ERR),
+``_trec`` (trec_eval's other measures: R-precision, the counts, interpolated precision,
+GMAP, bpref, Judged), ``_beyond`` (novelty, popularity, long tail and diversity of each
+ranking, which read rankings only), ``_system`` (system-level metrics: one value for all
+rankings) and ``_names`` (the name grammar). Every public name is importable from here.
 """
-from rankereval.metrics._base import Metric, MetricInfo, _registered, _restore_metric  # noqa: F401
+from rankereval.metrics._base import Metric, MetricInfo, RealParam, _registered, _restore_metric  # noqa: F401
 # the import order is the registry's order (listings, docs)
 from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall, Success  # isort: skip
 from rankereval.metrics._rank import FirstRelevantRank, MeanRanks, ReciprocalRank  # isort: skip
 from rankereval.metrics._graded import DCG, NDCG  # isort: skip
+from rankereval.metrics._trec import (  # isort: skip
+    GMAP, Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
+from rankereval.metrics._graded import ERR, RBP  # isort: skip
+from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
+                                        TailShare, long_tail_items, popularity_from)
+from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
+                                        SystemMetric)
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
 
 __all__ = [
@@ -50,12 +60,33 @@ __all__ = [
     "FirstRelevantRank",
     "DCG",
     "NDCG",
+    "RPrecision",
+    "NumRelevant",
+    "NumRetrieved",
+    "NumRelevantRetrieved",
+    "InterpolatedPrecision",
+    "GMAP",
+    "Bpref",
+    "Judged",
+    "RBP",
+    "ERR",
+    "Novelty",
+    "AveragePopularity",
+    "TailShare",
+    "IntraListDiversity",
+    "SystemMetric",
+    "CatalogCoverage",
+    "DistributionalCoverage",
+    "GiniIndex",
+    "popularity_from",
+    "long_tail_items",
     "from_name",
     "metric_names",
 ]
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
-for _obj in (Metric, MetricInfo, from_name, metric_names, _restore_metric, *_registered()):
+for _obj in (Metric, MetricInfo, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
+             long_tail_items, *_registered(everything=True)):
     _obj.__module__ = __name__
 del _obj
