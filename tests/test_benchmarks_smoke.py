@@ -123,3 +123,28 @@ def test_compare_benchmark(tmp_path, capsys):
         assert libs["rankereval"]["median_s"] > 0
         assert libs["scipy"]["comparisons"] == 15 and libs["scipy"]["pvalues_agree"]
         assert set(libs["scipy"]["measured"]) == {"20", "200"} and w["speedup"]["scipy"] > 0
+
+
+def test_beyond_benchmark(tmp_path, capsys):
+    """benchmarks/bench_beyond.py at --size tiny (Microsoft Recommenders, if importable, on 50 users)."""
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("rankereval_bench_beyond", os.path.join(BENCH, "bench_beyond.py"))
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        module.main(["--size", "tiny", "--repeats", "1", "--recs-rows", "50", "--recs-div-rows", "5",
+                     "--results-dir", str(tmp_path)])
+        with open(tmp_path / "beyond.json") as fh:
+            res = json.load(fh)
+        assert "ild@10 (64-d dense)" in module.table(res)
+    finally:
+        sys.path[:] = saved
+    assert res["n_rows"] == 1000 and set(res["ratio_to_ndcg10"]) == set(res["per_ranking_s"])
+    assert res["ratio_to_ndcg10"]["ndcg@10"] == 1.0
+    assert {"coverage@10", "entropy@10", "gini@10", "gini[log2]@100"} <= set(res["system_s"])
+    assert 0 < res["values"]["coverage@10"] <= 1 and 0 <= res["values"]["gini@10"] < 1
+    for case in ("catalog_coverage", "distributional_coverage", "novelty", "diversity"):
+        if res["recommenders"] is not None:
+            got = res["recommenders"][case]
+            assert got["rankereval_value"] == pytest.approx(got["recommenders_value"], rel=1e-9)
+
