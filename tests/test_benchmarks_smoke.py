@@ -102,17 +102,24 @@ def test_memory_latency_and_thread_scaling(bench, tmp_path):
         assert sc["threads"]["1"]["omp_max_threads_seen"] == 1
 
 
-def test_compare_benchmark(tmp_path, capsys):
-    """benchmarks/bench_compare.py at --size tiny against scipy (ranx: numba compiles too long)."""
+def _run_script(filename, argv):
+    """Load benchmarks/<filename> as a module and run its main(argv); sys.path (which the
+    script extends with benchmarks/) is restored. Returns (module, main's return value)."""
     saved = list(sys.path)
-    spec = importlib.util.spec_from_file_location("rankereval_bench_compare", os.path.join(BENCH, "bench_compare.py"))
+    spec = importlib.util.spec_from_file_location("rankereval_" + filename[:-3], os.path.join(BENCH, filename))
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-        code = module.main(["--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200",
-                            "--resamples", "999", "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
+        return module, module.main(argv)
     finally:
         sys.path[:] = saved
+
+
+def test_compare_benchmark(tmp_path, capsys):
+    """benchmarks/bench_compare.py at --size tiny against scipy (ranx: numba compiles too long)."""
+    _, code = _run_script("bench_compare.py", [
+        "--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200", "--resamples", "999",
+        "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
     assert code == 0
     with open(tmp_path / "cmp.json") as fh:
         res = json.load(fh)
@@ -127,18 +134,11 @@ def test_compare_benchmark(tmp_path, capsys):
 
 def test_beyond_benchmark(tmp_path, capsys):
     """benchmarks/bench_beyond.py at --size tiny (Microsoft Recommenders, if importable, on 50 users)."""
-    saved = list(sys.path)
-    spec = importlib.util.spec_from_file_location("rankereval_bench_beyond", os.path.join(BENCH, "bench_beyond.py"))
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        module.main(["--size", "tiny", "--repeats", "1", "--recs-rows", "50", "--recs-div-rows", "5",
-                     "--results-dir", str(tmp_path)])
-        with open(tmp_path / "beyond.json") as fh:
-            res = json.load(fh)
-        assert "ild@10 (64-d dense)" in module.table(res)
-    finally:
-        sys.path[:] = saved
+    module, _ = _run_script("bench_beyond.py", ["--size", "tiny", "--repeats", "1", "--recs-rows", "50",
+                                                "--recs-div-rows", "5", "--results-dir", str(tmp_path)])
+    with open(tmp_path / "beyond.json") as fh:
+        res = json.load(fh)
+    assert "ild@10 (64-d dense)" in module.table(res)
     assert res["n_rows"] == 1000 and set(res["ratio_to_ndcg10"]) == set(res["per_ranking_s"])
     assert res["ratio_to_ndcg10"]["ndcg@10"] == 1.0
     assert {"coverage@10", "entropy@10", "gini@10", "gini[log2]@100"} <= set(res["system_s"])
