@@ -12,8 +12,9 @@ repeated user id and no rank column, and reads straight into the kernels' padded
 2.6 bytes per id with zstd (~5.5 GB for 20M x 100).
 
 Content, per user (NumPy ``PCG64`` seeded with ``(seed, file number)``, so every file, and
-every slice of files, is reproducible on its own): ``k`` distinct items of ``n_items``, in
-random order; the item at rank ``r`` (0-based) is relevant with probability
+every slice of files, is reproducible on its own): ``k`` distinct items of ``n_items``
+(``c + a * r`` modulo the largest prime below ``n_items`` for ranks ``r``, with a random
+start ``c`` and step ``a`` per user: cheap to draw, distinct, spread over all items); the item at rank ``r`` (0-based) is relevant with probability
 ``0.2 * 0.97 ** r``; plus 4 relevant items drawn from all items (about 10 relevant items
 per user, 6 of them ranked).
 
@@ -30,17 +31,23 @@ import time
 import numpy as np
 
 
+def _largest_prime_below(n):
+    p = n - 1
+    while p > 2 and any(p % d == 0 for d in range(2, int(p ** 0.5) + 1)):
+        p -= 1
+    return p
+
+
 def user_block(seed, file_no, first_user, n_users, n_items, k, extra=4):
     """(query ids, run items (n_users, k) int32, label offsets, label items) of one file."""
     rng = np.random.default_rng([seed, file_no])
-    # k distinct items per user: random strictly increasing gaps (their sum stays below
-    # n_items), shifted by a random start modulo n_items, then shuffled into rank order
-    max_gap = max(1, (n_items - 1) // k)
-    gaps = rng.integers(1, max_gap + 1, size=(n_users, k), dtype=np.int64)
-    start = rng.integers(0, n_items, size=(n_users, 1), dtype=np.int64)
-    items = (start + np.cumsum(gaps, axis=1)) % n_items
-    order = np.argsort(rng.random((n_users, k)), axis=1)
-    run = np.take_along_axis(items, order, axis=1).astype(np.int32)
+    # k distinct items per user: c + a * r modulo the largest prime below n_items, for the
+    # ranks r = 0 .. k - 1, with a random start c and a random step a != 0 per user (a step
+    # is invertible modulo a prime, so the k items are distinct); one multiply per item
+    prime = _largest_prime_below(n_items)
+    a = rng.integers(1, prime, size=(n_users, 1), dtype=np.int64)
+    c = rng.integers(0, prime, size=(n_users, 1), dtype=np.int64)
+    run = ((c + a * np.arange(k, dtype=np.int64)) % prime).astype(np.int32)
     relevant = rng.random((n_users, k)) < 0.2 * 0.97 ** np.arange(k)
     rows = np.concatenate([np.nonzero(relevant)[0], np.repeat(np.arange(n_users), extra)])
     cols = np.concatenate([run[relevant], rng.integers(0, n_items, size=n_users * extra)])

@@ -324,7 +324,7 @@ def _write_metric_table(app):
     rows = []
     for cls in _registered(everything=True):
         info = cls.info
-        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        form = info.name_form()
         aliases = ", ".join(f"``{a}``" for a in info.aliases) or "--"
         rows.append(f"   * - :class:`~rankereval.{cls.__name__}`\n     - ``{form}``\n     - {aliases}\n"
                     f"     - {info.labels}\n     - {info.summary}")

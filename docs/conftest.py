@@ -7,3 +7,10 @@ of the session, and build output or templates hold no examples to run.
 """
 collect_ignore = ["conf.py"]
 collect_ignore_glob = ["_build/*", "_templates/*", "_static/*", "_tools/*", "api/generated/*"]
+
+try:  # the cluster page needs the dask extra
+    import dask.dataframe  # noqa: F401
+    import distributed  # noqa: F401
+    import pyarrow  # noqa: F401
+except ImportError:
+    collect_ignore.append("guide/cluster.rst")

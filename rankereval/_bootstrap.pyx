@@ -32,6 +32,7 @@ use inversion for small means and Hoermann's BTRS transformed rejection otherwis
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, fabs, floor, isfinite, isnan, log, log1p, sqrt
+from libc.stdlib cimport free, malloc
 
 from rankereval._typedefs cimport float64_t, int64_t, uint32_t, uint64_t
 
@@ -304,46 +305,63 @@ def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamp
     return out_arr
 
 
-cdef void _poisson_block(const float64_t[:, ::1] x, const uint64_t[::1] keys,
-                         const uint64_t *tb, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t n_res,
-                         double *sums, double *wall, double *wmiss) noexcept nogil:
-    """Accumulate resamples b0 <= b < b1 over every row of x (rows in order)."""
-    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], i, j, b
+cdef int _poisson_block(const float64_t[:, ::1] x, const uint64_t[::1] keys,
+                        const uint64_t *tb, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t n_res,
+                        double *sums, double *wall, double *wmiss) noexcept nogil:
+    """Accumulate resamples b0 <= b < b1 over every row of x (rows in order); -1 if out of
+    memory.
+
+    Per row, the weights of the resamples are drawn into a buffer first (one hash each),
+    then added to each column's sums in plain loops over the buffer, which the compiler
+    vectorises: the cost per (row, resample) is one hash whatever the number of columns.
+    """
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], nb = b1 - b0, i, j, b
     cdef uint64_t key
-    cdef double w, v
+    cdef double v
+    cdef double *s
+    cdef double *wa
+    cdef const uint64_t *t = tb + b0
     cdef bint finite
+    if nb <= 0:
+        return 0
+    cdef double *w = <double *>malloc(nb * sizeof(double))
+    if w == NULL:
+        return -1
+    wa = wall + b0
     for i in range(n):
         key = keys[i]
+        for b in range(nb):
+            w[b] = <double>_poisson1(_mix64(key ^ t[b]))
         finite = True
         for j in range(m):
             if not isfinite(x[i, j]):
                 finite = False
-        if finite and m == 1:
-            v = x[i, 0]
-            for b in range(b0, b1):
-                w = <double>_poisson1(_mix64(key ^ tb[b]))
-                sums[b] += w * v
-                wall[b] += w
-        elif finite:
-            for b in range(b0, b1):
-                w = <double>_poisson1(_mix64(key ^ tb[b]))
-                wall[b] += w
-                for j in range(m):
-                    sums[j * n_res + b] += w * x[i, j]
+        if finite:
+            for b in range(nb):
+                wa[b] += w[b]
+            for j in range(m):
+                v = x[i, j]
+                s = sums + j * n_res + b0
+                for b in range(nb):
+                    s[b] += w[b] * v
         else:
             # NaN scores weigh nothing (their weight is counted in wmiss); an infinite score
             # with weight 0 must not add 0 * inf = NaN
-            for b in range(b0, b1):
-                w = <double>_poisson1(_mix64(key ^ tb[b]))
-                if w == 0.0:
-                    continue
-                wall[b] += w
-                for j in range(m):
-                    v = x[i, j]
-                    if isnan(v):
-                        wmiss[j * n_res + b] += w
-                    else:
-                        sums[j * n_res + b] += w * v
+            for b in range(nb):
+                wa[b] += w[b]
+            for j in range(m):
+                v = x[i, j]
+                if isnan(v):
+                    s = wmiss + j * n_res + b0
+                    for b in range(nb):
+                        s[b] += w[b]
+                else:
+                    s = sums + j * n_res + b0
+                    for b in range(nb):
+                        if w[b] != 0.0:
+                            s[b] += w[b] * v
+    free(w)
+    return 0
 
 
 def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t seed,
@@ -372,6 +390,7 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
         ``weights[j, b] = sum_i w[i, b]`` over the same rows (integers, exact below 2**53).
     """
     cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
+    cdef int failed = 0
     if keys.shape[0] != n:
         raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
     if n_resamples < 0:
@@ -395,8 +414,11 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
     size = (n_resamples + n_chunks - 1) // n_chunks
     with nogil:
         for c in prange(n_chunks, schedule='static', num_threads=nt):
-            _poisson_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples),
-                           n_resamples, &sums[0, 0], &wall[0], &wmiss[0, 0])
+            if _poisson_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples),
+                              n_resamples, &sums[0, 0], &wall[0], &wmiss[0, 0]) != 0:
+                failed = 1
+    if failed:
+        raise MemoryError("poisson_sums: no memory for a buffer of weights")
     return sums_arr, wall_arr[None, :] - wmiss_arr
 
 

@@ -10,7 +10,7 @@ from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._base import Metric, _bootstrap_scores, _score_many, labels_for
+from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _floored_log, _score_many, labels_for
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
 
@@ -59,7 +59,8 @@ def _threshold(labels, level):
     counts = np.bincount(rows[keep], minlength=labels.n_rows)
     indptr = np.zeros_like(labels.indptr)
     np.cumsum(counts, out=indptr[1:])
-    return BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
+    binary = BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
+    return binary if labels.judged is None else binary.with_judged(labels.judged)
 
 
 def _check_relevance_level(relevance_level):
@@ -102,8 +103,16 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
     return scores
 
 
-def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1):
+def _geometric(columns):
+    """Which columns average geometrically (their registry entry's ``aggregate``)."""
+    return np.array([m.info.aggregate == "geometric" for _, m in columns], dtype=bool)
+
+
+def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1, geometric=None):
     """What the means and Poisson intervals of a block of per-query scores need, as sums.
+
+    ``geometric`` (a bool per column, from :func:`_geometric`): those columns are summed as
+    floored logarithms (after ``zerofill``), for a geometric mean (:func:`_summarise`).
 
     A dict of arrays, one entry per column, that :func:`_merge_partials` adds up across
     blocks (queries split into disjoint blocks anywhere, in any order); :func:`_summarise`
@@ -116,6 +125,9 @@ def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_thread
     if nan_handling == "zerofill":
         x = np.where(nan, 0.0, scores)
         used = np.ones_like(nan)
+    if geometric is not None and geometric.any():
+        x = np.array(x, dtype=np.float64)
+        x[:, geometric] = _floored_log(x[:, geometric])
     filled = np.where(used, x, 0.0)
     part = {
         "n": np.int64(scores.shape[0]),
@@ -158,13 +170,16 @@ def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
         if undefined:
             notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
         mean = float("nan") if undefined or not n_used[col] else float(part["sum"][j] / n_used[col])
-        means[col] = mean
+        geometric = m.info.aggregate == "geometric"  # the sums are of floored logs (_partials)
+        means[col] = math.exp(mean) if geometric else mean
         if "sums" in part:
             if math.isnan(mean):
                 res = BootstrapResult.undefined(n_boot, conf)
             else:
                 res = poisson_result(part["sums"][j], part["weights"][j], mean,
                                      part["min"][j] == part["max"][j], n_boot, conf)
+                if geometric:
+                    res = res._exp()
             intervals[col] = res.confidence_interval
     return means, (intervals if "sums" in part else None), n_used, n_undefined, notes
 
@@ -292,7 +307,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         work = scores.shape[0] * n_boot
         part = _partials(scores, nan_handling, query_key_hashes(query_ids, scores.shape[0]),
                          _seed(random_state), n_boot,
-                         max(1, min(effective_n_threads(), work // _DRAWS_PER_THREAD)))
+                         max(1, min(effective_n_threads(), work // _DRAWS_PER_THREAD)), _geometric(columns))
         poisson = _summarise(part, columns, nan_handling, n_boot, conf)[1]
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     for j, (col, m) in enumerate(columns):
@@ -306,11 +321,11 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         elif n_undefined[col]:
             notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
         n_used[col] = int(s.size)
-        means[col] = float(np.mean(s)) if s.size else float("nan")
+        means[col] = _aggregate(m.info, s)
         if poisson is not None:
             intervals[col] = poisson[col]
         elif conf_interval:
-            res = _bootstrap_scores(s, n_boot, conf, method, random_state)
+            res = _bootstrap_scores(s, n_boot, conf, method, random_state, info=m.info)
             intervals[col] = res.confidence_interval
     if notes:
         warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)

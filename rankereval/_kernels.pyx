@@ -22,7 +22,7 @@ The first items of the ranking a few rows ahead are prefetched (see ``re_prefetc
 short cutoffs in long rows that is most of the time saved.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, M_LN2, NAN, expm1
+from libc.math cimport INFINITY, M_LN2, NAN, expm1, lround
 from libc.stdlib cimport calloc, free, malloc
 
 from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx_t, rank_t, uint64_t
@@ -68,12 +68,28 @@ cdef enum:
     FIRST_RELEVANT_RANK = 7
     DCG = 8
     SUCCESS = 9
+    AP_RELEVANT = 10
+    RPREC = 11
+    NUM_REL = 12
+    NUM_RET = 13
+    NUM_REL_RET = 14
+    IPREC = 15
+    BPREF = 16
+    JUDGED = 17
+    RBP_RESIDUAL = 18
+    ERR = 19
 
 METRIC_IDS = {
     "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
     "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
     "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG, "success": SUCCESS,
+    "ap_relevant": AP_RELEVANT, "rprec": RPREC, "num_rel": NUM_REL, "num_ret": NUM_RET,
+    "num_rel_ret": NUM_REL_RET, "iprec": IPREC, "bpref": BPREF, "judged": JUDGED,
+    # rank-biased precision is DCG's reduction with the discounts (1 - p) p^(i - 1)
+    "rbp": DCG, "rbp_residual": RBP_RESIDUAL, "err": ERR,
 }
+#: the reductions that read the judged items of a row (labels with judgments)
+JUDGED_IDS = frozenset({BPREF, JUDGED, RBP_RESIDUAL})
 
 
 cdef enum:
@@ -117,26 +133,38 @@ cdef inline double _gain(double v, int power) noexcept nogil:
     return v
 
 
-cdef inline bint _undefined(int metric, Py_ssize_t n_rel) noexcept nogil:
-    """Whether the metric is NaN for a label row with ``n_rel`` relevant items, known before
-    any lookup (so the row costs nothing). Every metric here is undefined without a relevant
-    item; HitRate also with more than one (its "single hit" is then ill-defined)."""
-    return n_rel == 0 or (metric == HITRATE and n_rel != 1)
+cdef inline bint _undefined(int metric, Py_ssize_t n_rel, Py_ssize_t n_judged) noexcept nogil:
+    """Whether the metric is NaN for a label row with ``n_rel`` relevant items (and
+    ``n_judged`` judged ones), known before any lookup (so the row costs nothing). A metric
+    is undefined without a relevant item, HitRate also with more than one (its "single hit"
+    is then ill-defined); except the counts (always defined) and Judged (undefined without
+    a judged item)."""
+    if n_rel != 0:
+        return metric == HITRATE and n_rel != 1
+    return not (metric == NUM_REL or metric == NUM_RET or metric == NUM_REL_RET
+                or (metric == JUDGED and n_judged > 0))
 
 
 cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
                            const float64_t* norm, Py_ssize_t lrow, Py_ssize_t n_rel, Py_ssize_t length,
                            const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
-                           const float64_t* vals, bint binary) noexcept nogil:
+                           const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
+                           Py_ssize_t n_jhits, Py_ssize_t n_judged) noexcept nogil:
     """One metric's value for one ranking from the hits of the lookup (made up to the largest
     cutoff of the call): the hits within this metric's cutoff, its reduction, and NDCG's
-    division by the ideal DCG (``norm``, NULL for the others)."""
+    division by the ideal DCG (``norm``, NULL for the others). ``jhit_rank``: the ranks of
+    the judged items (for the reductions in JUDGED_IDS; else unused)."""
     cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     cdef double v
-    if _undefined(metric, n_rel):
+    if _undefined(metric, n_rel, n_judged):
         return NAN
     while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
         n_hits -= 1
+    if metric >= AP_RELEVANT:  # the reductions of trec_eval's measures, RBP and ERR
+        while n_jhits > 0 and jhit_rank[n_jhits - 1] >= kk:
+            n_jhits -= 1
+        return _reduce_more(metric, hit_rank, hit_pos, n_hits, n_rel, kk, vals, disc, binary, param,
+                            jhit_rank, n_jhits, n_judged)
     v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated, vals, disc, power, binary)
     if norm != NULL:
         # DCG <= IDCG exactly, but the two sums round differently: a near-ideal ranking of
@@ -146,10 +174,11 @@ cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, 
     return v
 
 
-cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel) noexcept nogil:
+cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel,
+                                Py_ssize_t n_judged) noexcept nogil:
     cdef Py_ssize_t m
     for m in range(n_metrics):
-        if not _undefined(metrics[m], n_rel):
+        if not _undefined(metrics[m], n_rel, n_judged):
             return False
     return True
 
@@ -200,12 +229,85 @@ cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* h
     return NAN  # unreachable: ``score`` refuses unknown ids before the loop
 
 
+cdef inline double _reduce_more(int metric, const int32_t* hit_rank, const int32_t* hit_pos,
+                                Py_ssize_t n_hits, Py_ssize_t n_rel, Py_ssize_t kk, const float64_t* vals,
+                                const float64_t* disc, bint binary, double param,
+                                const int32_t* jhit_rank, Py_ssize_t n_jhits,
+                                Py_ssize_t n_judged) noexcept nogil:
+    """The reductions of trec_eval's measures (AP over R, R-precision, the counts,
+    interpolated precision, bpref), Judged, RBP's residual and ERR; apart from ``_reduce``
+    so that the older metrics' code is unchanged. ``param``: ERR's 2^-max_grade, the recall
+    level of interpolated precision."""
+    cdef Py_ssize_t t, j, c, n_nonrel, above
+    cdef double s, best, r, decay
+    if metric == AP_RELEVANT:  # trec_eval's map_cut: divided by the number of relevant items
+        s = 0.0
+        for t in range(n_hits):
+            s += (t + 1) / <double> (hit_rank[t] + 1)
+        return s / n_rel
+    if metric == RPREC:  # relevant items in the top R, over R
+        t = 0
+        while t < n_hits and hit_rank[t] < n_rel:
+            t += 1
+        return t / <double> n_rel
+    if metric == NUM_REL:
+        return <double> n_rel
+    if metric == NUM_RET:
+        return <double> kk
+    if metric == NUM_REL_RET:
+        return <double> n_hits
+    if metric == IPREC:
+        # trec_eval 10: the level as a number of relevant items, lround(level * R); the
+        # highest precision at or after the rank where that many were found (0 if never)
+        c = lround(param * n_rel)
+        if c > n_hits:
+            return 0.0
+        best = 0.0
+        for t in range(n_hits - 1, (c - 1 if c > 0 else 0) - 1, -1):
+            r = (t + 1) / <double> (hit_rank[t] + 1)
+            if r > best:
+                best = r
+        return best
+    if metric == BPREF:
+        # judged non-relevant items ranked above each relevant one (the relevant items are
+        # judged ones too): judged hits above it minus relevant hits above it
+        n_nonrel = n_judged - n_rel
+        s = 0.0
+        j = 0
+        for t in range(n_hits):
+            while j < n_jhits and jhit_rank[j] < hit_rank[t]:
+                j += 1
+            above = j - t
+            if above > 0:
+                s += 1.0 - min(above, n_rel) / <double> min(n_nonrel, n_rel)
+            else:
+                s += 1.0
+        return s / n_rel
+    if metric == JUDGED:
+        return NAN if kk == 0 else n_jhits / <double> kk
+    if metric == RBP_RESIDUAL:  # the weight of every rank not judged: 1 - that of the judged ones
+        s = 0.0
+        for j in range(n_jhits):
+            s += disc[jhit_rank[j]]
+        return max(1.0 - s, 0.0)
+    if metric == ERR:
+        s = 0.0
+        decay = 1.0
+        for t in range(n_hits):
+            r = param if binary else _gain(vals[hit_pos[t]], 1) * param
+            s += r * decay / (hit_rank[t] + 1)
+            decay *= 1.0 - r
+        return s
+    return NAN  # unreachable: ``score`` refuses unknown ids before the loop
+
+
 def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] truncs,
           const int8_t[::1] powers, const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind,
           const float64_t[::1] l_val, bint binary, Py_ssize_t n_items,
           const rank_t[:, ::1] ranks, const int64_t[::1] lengths,
           const float64_t[:, ::1] discs, const float64_t[:, ::1] norms, const int8_t[::1] divides,
-          bint bitset_ok, int lookup, float64_t[:, ::1] out, int n_threads):
+          bint bitset_ok, int lookup, float64_t[:, ::1] out, int n_threads,
+          const float64_t[::1] params, const label_idx_t[::1] j_indptr, const label_idx_t[::1] j_ind):
     """Score every ranking with one or more metrics over the same labels; see the module
     docstring.
 
@@ -218,14 +320,18 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     metric j's DCG (NDCG's ideal DCG). One label row is broadcast when ``l_indptr`` has two
     entries and there are several rankings. ``divides[j]``: whether ``norms[j]`` applies. ``bitset_ok``: the item range is small enough for a
     bitset per thread. ``lookup``: AUTO, or a strategy every row must use (for tests).
+    ``params[j]``: metric j's real parameter (ERR's 2^-max_grade, a recall level; 0 for the
+    others). ``j_indptr``/``j_ind``: the judged items of each label row, a CSR like the
+    labels' (length 0 when no metric of the call reads them, see JUDGED_IDS); each row's
+    ranking is then also looked up in its judged row.
     """
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1], n_metrics = metrics.shape[0]
     cdef Py_ssize_t m
     if n_metrics == 0 or ks.shape[0] != n_metrics or truncs.shape[0] != n_metrics \
             or powers.shape[0] != n_metrics or discs.shape[0] != n_metrics \
             or norms.shape[0] != n_metrics or divides.shape[0] != n_metrics \
-            or out.shape[1] != n_metrics or out.shape[0] != n:
-        raise ValueError("one k, flag, gain, discount row and norm row per metric, and an "
+            or out.shape[1] != n_metrics or out.shape[0] != n or params.shape[0] != n_metrics:
+        raise ValueError("one k, flag, gain, parameter, discount row and norm row per metric, and an "
                          "(n_rankings, n_metrics) output")
     for m in range(n_metrics):
         if metrics[m] not in _METRIC_ID_SET:
@@ -234,6 +340,13 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
             raise ValueError("DCG needs a discount for every rank of the rankings")
         if divides[m] and norms.shape[1] < l_indptr.shape[0] - 1:
             raise ValueError("a norm row needs one value per label row")
+        if (metrics[m] == RBP_RESIDUAL) and discs.shape[1] < width:
+            raise ValueError("RBP needs a weight for every rank of the rankings")
+    cdef bint need_judged = False
+    for m in range(n_metrics):
+        need_judged = need_judged or metrics[m] in JUDGED_IDS
+    if need_judged and j_indptr.shape[0] != l_indptr.shape[0]:
+        raise ValueError("the judged items need one CSR row per label row")
     cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint need_pos = False
     # metrics that only need the first hit stop looking there (a 1000-long ranking is
@@ -242,7 +355,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     cdef bint whole = False
     cdef Py_ssize_t k_max = 0
     for m in range(n_metrics):
-        need_pos = need_pos or (metrics[m] == DCG and not binary)
+        need_pos = need_pos or ((metrics[m] == DCG or metrics[m] == ERR) and not binary)
         first_only = first_only and (metrics[m] == RECIPROCAL_RANK or metrics[m] == FIRST_RELEVANT_RANK
                                      or metrics[m] == SUCCESS)
         if ks[m] < 0:
@@ -251,7 +364,11 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
             k_max = ks[m]
     if whole:
         k_max = -1
-    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits
+    cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits, js, n_judged, n_jhits
+    cdef Py_ssize_t j_nnz = j_ind.shape[0]
+    cdef int32_t* jhit_rank = NULL
+    cdef int32_t* jhit_pos = NULL
+    cdef const label_idx_t* jlab
     cdef Py_ssize_t n_words = (n_items >> 6) + 1
     cdef Py_ssize_t nnz = l_ind.shape[0]
     cdef uint64_t n_ids = <uint64_t> n_items
@@ -286,13 +403,21 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     cdef Py_ssize_t k0 = kp[0]
     cdef bint trunc0 = tp[0] != 0
     cdef const float64_t* norm0 = np_ if dvp[0] else NULL
+    cdef const float64_t* prm = &params[0]
+    cdef double param0 = prm[0]
     with nogil, parallel(num_threads=n_threads):
         bits = NULL
+        jhit_rank = NULL
+        jhit_pos = NULL
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         if need_bits:
             bits = <uint64_t*> calloc(n_words + 1, sizeof(uint64_t))  # + 1: see re_bitset_hits
-        if hit_rank == NULL or hit_pos == NULL or (need_bits and bits == NULL):
+        if need_judged:
+            jhit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+            jhit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+        if hit_rank == NULL or hit_pos == NULL or (need_bits and bits == NULL) \
+                or (need_judged and (jhit_rank == NULL or jhit_pos == NULL)):
             failed[0] = 1
         else:
             if shared_bits:
@@ -314,7 +439,17 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                     length = 0 if length < 0 else width
                 kk = length if (k_max < 0 or k_max > length) else k_max
                 n_hits = 0
-                if not _all_undefined(mp, n_metrics, n_rel):
+                n_jhits = 0
+                n_judged = 0
+                js = 0
+                if need_judged:
+                    js = j_indptr[lrow]
+                    n_judged = j_indptr[lrow + 1] - js
+                    if js < 0 or n_judged < 0 or js + n_judged > j_nnz:
+                        for m in range(n_metrics):
+                            out[i, m] = NAN
+                        continue
+                if not _all_undefined(mp, n_metrics, n_rel, n_judged):
                     lab = &l_ind[ls]
                     row = rbase + i * width
                     if i + PREFETCH_AHEAD < n:
@@ -337,20 +472,30 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                     if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
                         for j in range(n_hits):
                             hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
+                    if need_judged:  # the judged items: a second lookup, in the row's judged ids
+                        jlab = &j_ind[js]
+                        if lookup == SEARCH or (lookup == AUTO and _choose(kk, n_judged, False) == SEARCH):
+                            n_jhits = re_search_hits(row, kk, jlab, n_judged, jhit_rank, jhit_pos, False)
+                        else:
+                            n_jhits = re_scan_hits(row, kk, jlab, n_judged, n_ids, jhit_rank, False)
                 # every metric reduces the hits within its own cutoff (hits are in rank order)
                 if n_metrics == 1:  # one metric: no loop, all hits are within its cutoff
                     out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
-                                        hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary)
+                                        hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary,
+                                        param0, jhit_rank, n_jhits, n_judged)
                 else:
                     for m in range(n_metrics):
                         out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
                                             dp + m * n_disc if dp != NULL else NULL,
                                             np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
                                             lrow, n_rel, length, hit_rank, hit_pos, n_hits,
-                                            vals + ls if vals != NULL else NULL, binary)
+                                            vals + ls if vals != NULL else NULL, binary,
+                                            prm[m], jhit_rank, n_jhits, n_judged)
         free(bits)
         free(hit_rank)
         free(hit_pos)
+        free(jhit_rank)
+        free(jhit_pos)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space of the metric kernel")
 

@@ -43,6 +43,14 @@
 
 #include "_lookup.h" /* RE_HAVE_SSE2, re_ctz */
 
+#if defined(__GNUC__)
+#define RE_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define RE_NOINLINE __declspec(noinline)
+#else
+#define RE_NOINLINE
+#endif
+
 /* IEEE binary16, read as its bits (numpy float16 viewed as uint16) */
 struct re_half {
     uint16_t bits;
@@ -88,10 +96,10 @@ struct re_score<float> {
     static inline bool bad(float v) { return !(std::fabs(v) <= FLT_MAX); }
     static inline bool gt(float a, float b) { return a > b; }
     static inline U ukey(float v) {
+        const float w = v + 0.0f; /* -0.0 becomes +0.0: they tie */
         U b;
-        std::memcpy(&b, &v, sizeof b);
-        if (b == 0x80000000u) b = 0; /* -0.0 ties with +0.0 */
-        return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+        std::memcpy(&b, &w, sizeof b);
+        return b ^ ((U) ((int32_t) b >> 31) | 0x80000000u); /* negative: all bits flipped */
     }
 };
 
@@ -101,11 +109,10 @@ struct re_score<double> {
     static inline bool bad(double v) { return !(std::fabs(v) <= DBL_MAX); }
     static inline bool gt(double a, double b) { return a > b; }
     static inline U ukey(double v) {
+        const double w = v + 0.0; /* -0.0 becomes +0.0: they tie */
         U b;
-        std::memcpy(&b, &v, sizeof b);
-        const U sign = (U) 1 << 63;
-        if (b == sign) b = 0;
-        return (b & sign) ? ~b : (b | sign);
+        std::memcpy(&b, &w, sizeof b);
+        return b ^ ((U) ((int64_t) b >> 63) | ((U) 1 << 63)); /* negative: all bits flipped */
     }
 };
 
@@ -274,18 +281,27 @@ static inline bool re_cpu_has_avx2() {
  * lines each). See re_sample_threshold. */
 enum { RE_TOPK_SAMPLE_CHUNKS = 32, RE_TOPK_SAMPLE_RUN = 32, RE_TOPK_SAMPLE = 1024 };
 
-/* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type */
+/* The final sort of the winners distributes them into at most RE_TOPK_BUCKETS buckets by
+ * the high bits of their keys (see re_topk::sorted); a bucket of more than
+ * RE_TOPK_SMALL_BUCKET entries is radix sorted, the others by one insertion pass. */
+enum { RE_TOPK_BUCKETS = 4096, RE_TOPK_SMALL_BUCKET = 32 };
+
+/* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
+ * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample, the buckets */
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap) {
-    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64;
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + RE_TOPK_BUCKETS * sizeof(Py_ssize_t) + 64;
 }
 
 /* The selection state of one row. */
 template <typename T, typename ID>
 struct re_topk {
     typedef re_score<T> S;
+    typedef typename S::U U;
     re_entry<T, ID>* buf; /* candidates kept so far, in ascending id */
-    re_entry<T, ID>* tmp; /* radix sort */
-    T* vals;              /* selection */
+    re_entry<T, ID>* tmp; /* the final sort */
+    T* vals;              /* selection; radix keys (2 cap) */
+    T* sample;            /* RE_TOPK_SAMPLE scores (re_sample_threshold) */
+    Py_ssize_t* buckets;  /* RE_TOPK_BUCKETS counts (sorted) */
     Py_ssize_t n, cap, k;
     const int64_t* x; /* exclusions still ahead, sorted */
     const int64_t* x_end;
@@ -297,9 +313,12 @@ struct re_topk {
     re_topk(void* scratch, Py_ssize_t cap_, Py_ssize_t k_, const int64_t* x_, const int64_t* x_end_)
         : n(0), cap(cap_), k(k_), x(x_), x_end(x_end_), n_bad(0), t(), hi(), have_t(false), have_hi(false),
           compacted(false) {
-        buf = (re_entry<T, ID>*) scratch;
+        char* base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
+        buf = (re_entry<T, ID>*) base;
         tmp = buf + cap;
-        vals = (T*) (tmp + cap); /* 2 cap scores (or radix keys), then the sample */
+        vals = (T*) (base + (size_t) cap * 32);
+        sample = (T*) (base + (size_t) cap * 48);
+        buckets = (Py_ssize_t*) (base + (size_t) cap * 48 + RE_TOPK_SAMPLE * 8);
     }
 
     struct greater { /* a functor, so that the selection inlines the comparison */
@@ -311,8 +330,9 @@ struct re_topk {
         return x < x_end && *x == id;
     }
 
-    /* Keep the k best of buf[0:n] (n > k) in id order; t becomes the k-th best score. */
-    void compact() {
+    /* Keep the k best of buf[0:n] (n > k) in id order; t becomes the k-th best score. Not
+     * inlined: called rarely, it would crowd the registers of the scan loops. */
+    RE_NOINLINE void compact() {
         for (Py_ssize_t i = 0; i < n; ++i) vals[i] = buf[i].v;
         std::nth_element(vals, vals + (k - 1), vals + n, greater());
         const T kth = vals[k - 1];
@@ -348,48 +368,46 @@ struct re_topk {
         if (++n == cap && cap > k) compact();
     }
 
-    /* Stable sort of buf[0:n] by descending score; returns where the result is. Short:
-     * insertion sort. Long: LSD radix sort on the bytes of ~ukey (computed once), with the
-     * counts of every byte taken in one pass and a byte that is the same for all skipped
-     * (the top bytes of scores above a threshold often are). */
-    re_entry<T, ID>* sorted() {
-        typedef typename S::U U;
-        if (n <= 32) {
-            for (Py_ssize_t i = 1; i < n; ++i) {
-                const re_entry<T, ID> e = buf[i];
-                Py_ssize_t j = i;
-                while (j > 0 && S::gt(e.v, buf[j - 1].v)) {
-                    buf[j] = buf[j - 1];
-                    --j;
-                }
-                buf[j] = e;
-            }
-            return buf;
+    /* Insertion sort of a[0:len] by descending score (stable: ties keep their order). */
+    static void insertion_sort(re_entry<T, ID>* a, Py_ssize_t len) {
+        for (Py_ssize_t i = 1; i < len; ++i) {
+            if (!S::gt(a[i].v, a[i - 1].v)) continue;
+            const re_entry<T, ID> e = a[i];
+            Py_ssize_t j = i;
+            do {
+                a[j] = a[j - 1];
+                --j;
+            } while (j > 0 && S::gt(e.v, a[j - 1].v));
+            a[j] = e;
         }
-        U* key = (U*) vals; /* vals holds 2 cap scores: room for two key arrays */
-        U* key_tmp = key + cap;
+    }
+
+    /* Stable LSD radix sort of a[0:len] by descending score, on the bytes of ~ukey (computed
+     * once into key; key_tmp and other, len entries each, are the second buffers), with the
+     * counts of every byte taken in one pass and a byte that is the same for all skipped. */
+    static void radix_sort(re_entry<T, ID>* a, Py_ssize_t len, re_entry<T, ID>* other, U* key, U* key_tmp) {
         Py_ssize_t count[sizeof(U)][256];
         std::memset(count, 0, sizeof count);
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            const U c = (U) ~S::ukey(buf[i].v);
+        for (Py_ssize_t i = 0; i < len; ++i) {
+            const U c = (U) ~S::ukey(a[i].v);
             key[i] = c;
             for (unsigned d = 0; d < sizeof(U); ++d) ++count[d][(c >> (8 * d)) & 0xff];
         }
-        re_entry<T, ID>* src = buf;
-        re_entry<T, ID>* dst = tmp;
+        re_entry<T, ID>* src = a;
+        re_entry<T, ID>* dst = other;
         for (unsigned d = 0; d < sizeof(U); ++d) {
             Py_ssize_t* cnt = count[d];
             bool one_bucket = false;
             Py_ssize_t pos = 0;
             for (int b = 0; b < 256; ++b) {
                 const Py_ssize_t c = cnt[b];
-                one_bucket |= c == n;
+                one_bucket |= c == len;
                 cnt[b] = pos;
                 pos += c;
             }
             if (one_bucket) continue;
             const unsigned shift = 8 * d;
-            for (Py_ssize_t i = 0; i < n; ++i) {
+            for (Py_ssize_t i = 0; i < len; ++i) {
                 const Py_ssize_t to = cnt[(key[i] >> shift) & 0xff]++;
                 key_tmp[to] = key[i];
                 dst[to] = src[i];
@@ -397,16 +415,71 @@ struct re_topk {
             std::swap(src, dst);
             std::swap(key, key_tmp);
         }
-        return src;
+        if (src != a) std::memcpy((void*) a, (const void*) src, (size_t) len * sizeof(re_entry<T, ID>));
+    }
+
+    /* Sort buf[0:n] by descending score, stably (ties in ascending id, the order of buf),
+     * as far as the first `want` entries; returns where they are. Short: insertion sort.
+     * Long: one counting sort into buckets of equal key width spanning the keys of the
+     * entries (about two entries a bucket), the buckets beyond the first `want` entries left
+     * unsorted, then a radix sort of any large bucket and one insertion pass for the small
+     * ones (it moves an entry only within its bucket). Two passes over the entries where
+     * a radix sort takes three or four. */
+    re_entry<T, ID>* sorted(Py_ssize_t want) {
+        if (n <= RE_TOPK_SMALL_BUCKET) {
+            insertion_sort(buf, n);
+            return buf;
+        }
+        U* key = (U*) vals; /* vals holds 2 cap scores: room for two key arrays */
+        U lo = (U) ~S::ukey(buf[0].v), top = lo;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const U c = (U) ~S::ukey(buf[i].v);
+            key[i] = c;
+            lo = c < lo ? c : lo;
+            top = c > top ? c : top;
+        }
+        Py_ssize_t nb = 64;
+        while (nb < RE_TOPK_BUCKETS && 2 * nb < n) nb *= 2;
+        unsigned shift = 0;
+        while (((U) (top - lo) >> shift) >= (U) nb) ++shift;
+        Py_ssize_t* cnt = buckets;
+        std::memset(cnt, 0, (size_t) nb * sizeof *cnt);
+        for (Py_ssize_t i = 0; i < n; ++i) { /* key[i] becomes the bucket (< nb, <= top - lo: fits in U) */
+            const U b = (U) (key[i] - lo) >> shift;
+            key[i] = b;
+            ++cnt[b];
+        }
+        Py_ssize_t pos = 0, most = 0; /* most: the largest bucket */
+        for (Py_ssize_t b = 0; b < nb; ++b) {
+            const Py_ssize_t c = cnt[b];
+            most = c > most ? c : most;
+            cnt[b] = pos;
+            pos += c;
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) tmp[cnt[key[i]]++] = buf[i];
+        /* now cnt[b] is where bucket b ends; sorted: the buckets up to the one that holds
+         * entry want - 1, which ends at `start` */
+        if (want > n) want = n;
+        const Py_ssize_t start = *std::lower_bound(cnt, cnt + nb, want);
+        if (most > RE_TOPK_SMALL_BUCKET) {
+            Py_ssize_t from = 0;
+            for (Py_ssize_t b = 0; b < nb && from < want; ++b) {
+                const Py_ssize_t end = cnt[b];
+                if (end - from > RE_TOPK_SMALL_BUCKET) radix_sort(tmp + from, end - from, buf, key, key + cap);
+                from = end;
+            }
+        }
+        insertion_sort(tmp, start);
+        return tmp;
     }
 
     /* The <= k best, sorted, into out; returns how many. More than k left (at most
-     * cap, about 2k): a stable sort of all of them and the first k is cheaper than a
-     * compaction and a sort of k, except for a short insertion sort. */
+     * cap, about 2k): sorting as far as the first k is cheaper than a compaction first,
+     * except before a short insertion sort. */
     template <typename Q>
     Py_ssize_t write(Q* out) {
-        if (n > k && k <= 32) compact();
-        const re_entry<T, ID>* r = sorted();
+        if (n > k && k <= RE_TOPK_SMALL_BUCKET) compact();
+        const re_entry<T, ID>* r = sorted(k);
         if (n > k) n = k;
         for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
         return n;
@@ -420,17 +493,57 @@ struct re_topk {
 };
 
 /* Offer the flagged scores of row[0:m] (every score until a threshold exists); MASK is the
- * block test (re_block_mask, or its AVX2 version). */
+ * block test (re_block_mask, or its AVX2 version).
+ *
+ * Once a threshold exists, the state lives in locals (a store into the buffer could alias
+ * the members, which would then be reloaded) and for each block with flagged scores: the
+ * exclusions of the block are cleared from its mask (one merge step per block, not per
+ * candidate), then each flagged score is written to the buffer and counted in unless NaN
+ * or infinite (or, in a second pass, above hi): no branch to mispredict; the buffer has
+ * room, n < cap, at each write. A compaction in the middle of a block raises t, and the
+ * rest of the block is kept anyway: an entry at or below t sorts after the k better ones
+ * (ties by id: it comes later) and is dropped by the next compaction or the final sort. */
 #define RE_SCAN_DENSE_BODY(MASK)                                                                 \
     Py_ssize_t j = 0;                                                                            \
     for (; j < m && !st.have_t; ++j) st.offer(row[j], j);                                       \
-    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {                                         \
-        uint32_t mask = MASK(row + j, st.t);                                                     \
-        while (mask) {                                                                           \
-            const Py_ssize_t b = j + re_ctz(mask);                                               \
-            mask &= mask - 1;                                                                    \
-            if (re_flag(row[b], st.t)) st.offer(row[b], b); /* t may have risen since */        \
+    if (j + RE_TOPK_BLOCK <= m) {                                                                \
+        const int64_t* x = st.x;                                                                 \
+        const int64_t* const x_end = st.x_end;                                                   \
+        re_entry<T, ID>* const out = st.buf;                                                     \
+        const Py_ssize_t cap = st.cap;                                                           \
+        const bool can_compact = st.cap >= st.k + RE_TOPK_BLOCK, second = st.have_hi;           \
+        const T hi = st.hi;                                                                      \
+        T t = st.t;                                                                              \
+        Py_ssize_t w = st.n;                                                                     \
+        int64_t bad = 0;                                                                         \
+        for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {                                     \
+            uint32_t mask = MASK(row + j, t);                                                    \
+            if (!mask) continue;                                                                 \
+            if (w > cap - RE_TOPK_BLOCK && can_compact) {                                        \
+                st.n = w;                                                                        \
+                st.compact();                                                                    \
+                w = st.n;                                                                        \
+                t = st.t;                                                                        \
+                mask = MASK(row + j, t);                                                         \
+            }                                                                                    \
+            if (x < x_end && *x < j + RE_TOPK_BLOCK) {                                           \
+                while (x < x_end && *x < j) ++x;                                                 \
+                for (; x < x_end && *x < j + RE_TOPK_BLOCK; ++x) mask &= ~((uint32_t) 1 << (*x - j)); \
+            }                                                                                    \
+            while (mask) {                                                                       \
+                const int b = re_ctz(mask);                                                      \
+                mask &= mask - 1;                                                                \
+                const T v = row[j + b];                                                          \
+                out[w].v = v;                                                                    \
+                out[w].id = (ID) (j + b);                                                        \
+                const bool is_bad = re_score<T>::bad(v);                                         \
+                bad += (int64_t) is_bad;                                                         \
+                w += (Py_ssize_t) !(is_bad | (second && re_score<T>::gt(v, hi)));               \
+            }                                                                                    \
         }                                                                                        \
+        st.n = w;                                                                                \
+        st.x = x;                                                                                \
+        st.n_bad += second ? 0 : bad; /* a second pass does not count again */                   \
     }                                                                                            \
     for (; j < m; ++j)                                                                           \
         if (re_flag(row[j], st.t)) st.offer(row[j], j);
@@ -513,7 +626,7 @@ static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_
                           void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad) {
     re_topk<T, Q> st(scratch, cap, k, x, x_end);
     T t0 = T();
-    const bool sampled = k < m && re_sample_threshold(row, m, k, st.vals + 2 * cap, &t0);
+    const bool sampled = k < m && re_sample_threshold(row, m, k, st.sample, &t0);
     if (sampled) {
         st.t = t0;
         st.have_t = true;

@@ -50,7 +50,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
 
     Filters are CSR structures with sorted rows whose ids are padded with one sentinel
     (never empty); mode 0: no filter, 1: one row per score row, 2: one row for all.
-    ``cap`` (> k unless no row has more than ``cap`` candidates) is the size of the
+    ``cap`` (at least k + 32 unless no row has more than ``cap`` candidates) is the size of the
     per-thread buffer. ``out`` needs at least one id column. Writes the number of items
     ranked and the number of NaN/infinite candidate scores of each row.
     """

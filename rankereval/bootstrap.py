@@ -131,6 +131,18 @@ class BootstrapResult:
         return cls(math.nan, (math.nan, math.nan), distribution, math.nan, method,
                    confidence_level, n_resamples)
 
+    def _exp(self):
+        """The result for exp of the statistic, from a bootstrap of its log (a geometric
+        mean from the mean of logs): the mean, every resampled value and both bounds mapped
+        by exp (percentile and BCa intervals follow monotone maps), the standard error that
+        of the mapped distribution."""
+        distribution = np.exp(self.bootstrap_distribution)
+        distribution.setflags(write=False)
+        low, high = self.confidence_interval
+        se = float(np.std(distribution, ddof=1)) if distribution.size > 1 else math.nan
+        return type(self)(math.exp(self.mean), (math.exp(low), math.exp(high)), distribution, se,
+                          self.method, self.confidence_level, self.n_resamples)
+
 
 def _validate(n_resamples, confidence_level, method, n_name="n_resamples",
               conf_name="confidence_level"):

@@ -16,6 +16,10 @@ Subcommands
 
 Metric names follow the one grammar of the package (:func:`rankereval.metrics.from_name`):
 case-insensitive, ``name@k`` sets the cutoff, ``rankereval metrics`` lists names and aliases.
+Names spelt as trec_eval's (``P_10``, ``P.5,10``, ``ndcg_cut_10``, ``official``) are read by
+trec_eval's table (:mod:`rankereval.metrics._trec_names`) with trec_eval's definitions; with
+``-f trec``, ``-q``, ``-c``, ``-l`` and ``-M`` a trec_eval command line carries over. As in
+trec_eval, a query without relevant documents scores 0 (``--nan-handling zerofill``).
 The command line only parses arguments, calls the library and renders its results.
 
 Exit status: 0 on success, 2 for usage errors (unknown metric, bad option), 1 when an input
@@ -61,18 +65,19 @@ def _split_names(texts):
                 continue
             piece = token[start:i]
             start = i + 1
-            if names and piece[:1].isdigit() or piece[:1] == "." and names:
-                if "." in names[-1] and "@" not in names[-1] and is_trec_name(names[-1]):
-                    names[-1] += "," + piece  # P.5,10: a parameter of the name before
-                    continue
+            if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
+                    and "@" not in names[-1] and is_trec_name(names[-1]):
+                names[-1] += "," + piece  # P.5,10: a parameter of the name before
+                continue
             if piece:
                 names.append(piece)
     return names
 
 
 def parse_metrics(texts, args, n_items=None):
-    """{column name: Metric} of the names given; with ``trec=True`` also the
-    :class:`~rankereval.metrics._trec_names.TrecMeasure` of each column named the trec_eval way.
+    """``({column name: Metric}, {column name: TrecMeasure})`` of the names given: every
+    column, and those named the trec_eval way with their
+    :class:`~rankereval.metrics._trec_names.TrecMeasure` (summary rule, integer printing).
 
     A name is read by the package's grammar (:func:`rankereval.metrics.from_name`; the
     options --truncated, --log-base and --gain apply to every metric that has the parameter)
@@ -114,24 +119,21 @@ def parse_metrics(texts, args, n_items=None):
 # argument parsing
 # ----------------------------------------------------------------------------------------
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v <= 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 1, got {v}")
-    return v
+def _int_above(low):
+    """An argparse type: an integer > ``low``."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v <= low:
+            raise argparse.ArgumentTypeError(f"expected an integer > {low}, got {v}")
+        return v
+    return parse
 
 
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer > 0, got {v}")
-    return v
+_positive_int = _int_above(1)  # resample counts
+_count = _int_above(0)  # depths
 
 
 def _confidence(text):
@@ -365,6 +367,8 @@ def _render_evaluation(ev, args, trec=None):
         if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
             for i, q in enumerate(qids):
                 for n in names:
+                    if n in trec and not trec[n].per_query:
+                        continue  # a summary only in trec_eval (gm_map)
                     v = col[n][i]
                     if np.isnan(v) and ev.nan_handling != "propagate":
                         if ev.nan_handling == "drop":
@@ -432,17 +436,20 @@ def _metrics_listing():
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
     for cls in _registered(everything=True):
         info = cls.info
-        form = {"required": f"{info.name}@k", "optional": f"{info.name}[@k]", "none": info.name}[info.cutoff]
+        form = info.name_form()
         lines.append(f"  {form:<22} {info.summary}")
         if info.aliases:
             lines.append(f"  {'':<22} aliases: {', '.join(info.aliases)}")
         needs = [p for p in info.inputs if p != "n_items"]
         if needs:
             lines.append(f"  {'':<22} needs {', '.join(needs)}: Python API only (rankereval.{cls.__name__})")
-        options = [p for p in cls._param_space(cutoffs=(1,))[0] if p != "k"]
-        tokens = [p for p in options if p not in info.choices] + list(info.tokens)
+        tokens = info.option_tokens(cls._param_space(cutoffs=(1,))[0])
         if tokens:
-            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}])")
+            if info.inputs:  # data a name cannot carry: the example shows the form
+                example = f"{form.replace('[@k]', '@10').replace('@k', '@10')}[{tokens[0]}]"
+            else:
+                example = cls(**dict(cls._param_space(cutoffs=(10,))[-1])).name
+            lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {example})")
     lines += [""] + listing()
     return "\n".join(lines) + "\n"
 

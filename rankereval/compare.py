@@ -558,6 +558,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     """
     import rankereval.bootstrap as bootstrap
     from rankereval._validation import check_nan_handling, check_real
+    from rankereval.metrics._base import _floored_log
 
     test = _choice(test, TESTS, "test")
     correction = _choice(correction, CORRECTIONS, "correction", _CORRECTION_ALIASES)
@@ -598,6 +599,11 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         valid = np.ones((n_q, n_metrics), dtype=bool)
     propagated = undefined.any(axis=0) if nan_handling == "propagate" else np.zeros(n_metrics, bool)
     valid[:, propagated] = False
+    # a geometric mean (GMAP) is the exp of a mean of logs: compare the logs (floored as in
+    # the mean), so that the tests and diff are on the log scale and the means geometric
+    geometric = np.array([m.info.aggregate == "geometric" for m in metric_objs])
+    if geometric.any():
+        scores[:, geometric, :] = _floored_log(scores[:, geometric, :])
 
     if baseline is not None:
         b = run_names.index(str(baseline))
@@ -643,6 +649,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         means = np.where(counts[:, None] > 0,
                          np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
                          np.nan)                                            # (M, R)
+        means[geometric] = np.exp(means[geometric])
     higher = np.array([m.info.higher_is_better for m in metric_objs])  # from the registry
     sign = np.where(np.repeat(higher, n_pairs), 1.0, -1.0)
     better = (diffs * sign > 0).sum(axis=0)
@@ -806,7 +813,11 @@ class Comparison:
         ``mean - baseline_mean`` over the compared queries, ``effect_size`` the mean
         difference over the standard deviation of the differences, ``wins``/``losses``
         count queries where the run is better/worse than the baseline (lower is better where
-        the metric's registry entry says so: MeanRanks and FirstRelevantRank).
+        the metric's registry entry says so: MeanRanks and FirstRelevantRank). For a
+        metric averaged geometrically (:class:`~rankereval.GMAP`) the means are geometric
+        and the tests, ``diff`` and its interval are on the log scale: ``diff`` is the mean
+        of the per-query differences of log(max(AP, 1e-5)), the log of the ratio of the two
+        GMAPs.
         """
         pd = _pandas()
         return pd.DataFrame({col: np.asarray(self.results[col]) for col in LONG_COLUMNS},

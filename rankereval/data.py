@@ -316,7 +316,7 @@ class Labels:
     :meth:`BinaryLabels.from_matrix` or :meth:`NumericLabels.from_matrix`.
     """
 
-    __slots__ = ("_indptr", "_indices", "_values", "_n_items")
+    __slots__ = ("_indptr", "_indices", "_values", "_n_items", "_judged")
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
@@ -337,6 +337,7 @@ class Labels:
         # BinaryLabels may leave values unset (None): all ones, made on first use (_vals)
         self._values = None if values is None else freeze(values)
         self._n_items = int(n_items)
+        self._judged = None
         return self
 
     def _vals(self):
@@ -384,6 +385,72 @@ class Labels:
         return self._n_items
 
     @property
+    def judged(self):
+        """The judged items of each row, as :class:`BinaryLabels` (a CSR of sorted ids, every
+        relevant item among them), or None when the labels carry no judgments.
+
+        Judgments tell a judged non-relevant item (a grade-0 line of a qrels file) from an
+        unjudged one, which the labels alone cannot (they store no zeros). :class:`Bpref`,
+        :class:`Judged` and ``RBP(residual=True)`` need them; every other metric ignores them.
+        :mod:`rankereval.io` fills them; :meth:`with_judged` adds them.
+        """
+        return self._judged
+
+    def with_judged(self, judged):
+        """These labels with the judged items of each row attached (see :attr:`judged`).
+
+        Parameters
+        ----------
+        judged : list of lists, list of ndarrays, ndarray, scipy sparse matrix or labels
+            The ids of the judged items of each row, relevant or not (anything
+            :meth:`BinaryLabels.from_positive_indices` accepts, or labels: their stored
+            items), one row per label row.
+
+        Returns
+        -------
+        BinaryLabels or NumericLabels
+            A new object of the same class, sharing the labels' storage.
+
+        Raises
+        ------
+        ValueError
+            If ``judged`` has another number of rows, or a relevant (stored) item of a row is
+            not among its judged items.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> y = BinaryLabels.from_positive_indices([[0, 5], [1]])
+        >>> y.with_judged([[0, 2, 5], [1, 3]]).judged.indices_to_list()
+        [[0, 2, 5], [1, 3]]
+        """
+        if isinstance(judged, Labels):
+            judged = BinaryLabels._from_canonical(judged._indptr, judged._indices, None, judged._n_items, shared=True)
+        else:
+            judged = BinaryLabels.from_positive_indices(judged)
+        if judged.n_rows != self.n_rows:
+            raise ValueError(f"judged has {judged.n_rows} rows but the labels have {self.n_rows}; "
+                             "give the judged ids of every label row")
+        n_items = max(self._n_items, judged._n_items)
+        width = (self.n_rows, n_items)
+        mine = sp.csr_array((np.ones(self._indices.shape[0]), self._indices, self._indptr), shape=width)
+        theirs = sp.csr_array((np.ones(judged._indices.shape[0]), judged._indices, judged._indptr), shape=width)
+        missing = mine - mine.multiply(theirs)
+        missing.eliminate_zeros()
+        if missing.nnz:
+            row = int(np.flatnonzero(np.diff(missing.indptr))[0])
+            item = int(missing.indices[missing.indptr[row]])
+            raise ValueError(f"judged: item {item} of label row {row} is relevant but not judged; "
+                             "the judged items of a row include its relevant ones")
+        dt = np.promote_types(self._indptr.dtype, judged._indptr.dtype)
+        out = type(self)._from_canonical(self._indptr.astype(dt, copy=False), self._indices.astype(dt, copy=False),
+                                         self._values, n_items, shared=True)
+        out._judged = BinaryLabels._from_canonical(judged._indptr.astype(dt, copy=False),
+                                                    judged._indices.astype(dt, copy=False), None,
+                                                    n_items, shared=True)
+        return out
+
+    @property
     def n_positives(self):
         """Number of relevant (non-zero) items in each row, shape ``(n_rows,)``."""
         return np.diff(self._indptr).astype(np.int64)
@@ -411,6 +478,9 @@ class Labels:
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
+        if (self._judged is None) != (other._judged is None) or (
+                self._judged is not None and not self._judged == other._judged):
+            return False
         return (
             np.array_equal(self._indptr, other._indptr)
             and np.array_equal(self._indices, other._indices)
@@ -421,10 +491,15 @@ class Labels:
     __hash__ = None
 
     def __reduce__(self):
-        return (_restore_labels, (type(self), self._indptr, self._indices, self._values, self._n_items))
+        args = (type(self), self._indptr, self._indices, self._values, self._n_items)
+        if self._judged is not None:  # (labels without judgments pickle as 0.3.0 wrote them)
+            args += (self._judged._indptr, self._judged._indices)
+        return (_restore_labels, args)
 
     def __repr__(self):
-        return f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self._n_items}, nnz={self._indices.shape[0]})"
+        judged = "" if self._judged is None else f", judged={self._judged._indices.shape[0]}"
+        return (f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self._n_items}, "
+                f"nnz={self._indices.shape[0]}{judged})")
 
     # -- batches -------------------------------------------------------------------------
     def __getitem__(self, key):
@@ -452,16 +527,20 @@ class Labels:
             start, stop = step1
             lo, hi = int(indptr[start]), int(indptr[stop])
             values = None if self._values is None else self._values[lo:hi]
-            return type(self)._from_canonical(
+            out = type(self)._from_canonical(
                 indptr[start:stop + 1] - indptr[start], self._indices[lo:hi], values, self._n_items, shared=True
             )
-        starts = indptr[rows]
-        counts = indptr[rows + 1] - starts
-        new_indptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
-        np.cumsum(counts, out=new_indptr[1:])
-        pos = np.arange(int(new_indptr[-1]), dtype=np.int64) + np.repeat(starts - new_indptr[:-1], counts)
-        values = None if self._values is None else self._values[pos]
-        return type(self)._from_canonical(new_indptr, self._indices[pos], values, self._n_items)
+        else:
+            starts = indptr[rows]
+            counts = indptr[rows + 1] - starts
+            new_indptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
+            np.cumsum(counts, out=new_indptr[1:])
+            pos = np.arange(int(new_indptr[-1]), dtype=np.int64) + np.repeat(starts - new_indptr[:-1], counts)
+            values = None if self._values is None else self._values[pos]
+            out = type(self)._from_canonical(new_indptr, self._indices[pos], values, self._n_items)
+        if self._judged is not None:
+            out._judged = self._judged[key]
+        return out
 
     @classmethod
     def concatenate(cls, labels, n_items=None):
@@ -524,7 +603,21 @@ class Labels:
             values = None
         else:
             values = np.concatenate([p._vals() for p in parts])
-        return cls._from_canonical(indptr, indices, values, n_items)
+        out = cls._from_canonical(indptr, indices, values, n_items)
+        with_judged = [p._judged is not None for p in parts]
+        if any(with_judged):
+            if not all(with_judged):
+                raise ValueError(f"labels[{with_judged.index(False)}] has no judgments but labels["
+                                 f"{with_judged.index(True)}] has: give judgments to all parts or none")
+            judged = BinaryLabels.concatenate([p._judged for p in parts], n_items=n_items)
+            jt = judged._indptr.dtype
+            if jt != dt:  # one dtype for the labels and their judgments (the wider)
+                wide = np.promote_types(jt, dt)
+                out = cls._from_canonical(indptr.astype(wide), indices.astype(wide), values, n_items)
+                judged = BinaryLabels._from_canonical(judged._indptr.astype(wide), judged._indices.astype(wide),
+                                                      None, n_items)
+            out._judged = judged
+        return out
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -615,8 +708,11 @@ class Labels:
         return cls._from_canonical(out_indptr, out_indices, values, x.shape[1])
 
 
-def _restore_labels(cls, indptr, indices, values, n_items):
-    return cls._from_canonical(indptr, indices, values, n_items)
+def _restore_labels(cls, indptr, indices, values, n_items, judged_indptr=None, judged_indices=None):
+    out = cls._from_canonical(indptr, indices, values, n_items)
+    if judged_indptr is not None:
+        out._judged = BinaryLabels._from_canonical(judged_indptr, judged_indices, None, n_items)
+    return out
 
 
 def _dense_label_rows(rows, name):

@@ -22,6 +22,7 @@ Conventions shared by all metrics (from the contract):
 * "hits in the first k'" means: the number of relevant items among the first
   ``k' = min(k, len(ranking))`` items of the ranking.
 """
+import inspect
 import math
 
 NAN = float("nan")
@@ -152,8 +153,9 @@ def reciprocal_rank(labels, ranking, k=None):
     return 0.0
 
 
-def average_precision(labels, ranking, k=None):
-    """AP@k = sum_{i <= k', rel(y_i)} Precision@i / min(k, n_rel).
+def average_precision(labels, ranking, k=None, denominator="min"):
+    """AP@k = sum_{i <= k', rel(y_i)} Precision@i / Z, Z = min(k, n_rel) ('min') or n_rel
+    ('relevant', trec_eval's map_cut_k).
 
     k' = min(k, |y|); Precision@i = (hits in first i) / i; n_rel == 0 -> NaN.
     k=None: the whole ranking, divided by n_rel (trec_eval's map).
@@ -171,6 +173,8 @@ def average_precision(labels, ranking, k=None):
             hits += 1
             precision_at_rank = hits / rank
             total += precision_at_rank
+    if denominator == "relevant":
+        return total / n_rel
     return total / min(k, n_rel)
 
 
@@ -203,6 +207,115 @@ def first_relevant_rank(labels, ranking):
         if is_relevant(labels, item):
             return float(position + 1)
     return INF
+
+
+# --------------------------------------------------------------------------- #
+# trec_eval's other measures (binary)
+# --------------------------------------------------------------------------- #
+def r_precision(labels, ranking):
+    """Relevant items in the first R = n_rel ranks, over R.  n_rel == 0 -> NaN."""
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    return hits_in_top(labels, ranking, n_rel) / n_rel
+
+
+def num_relevant(labels, ranking):
+    """n_rel, whatever the ranking (never NaN)."""
+    return float(count_relevant(labels))
+
+
+def num_retrieved(labels, ranking, k=None):
+    """min(k, |y|) (k None: |y|); never NaN."""
+    if k is None:
+        return float(len(ranking))
+    return float(min(k, len(ranking)))
+
+
+def num_relevant_retrieved(labels, ranking, k=None):
+    """Relevant items in the first min(k, |y|); never NaN."""
+    if k is None:
+        k = len(ranking)
+    return float(hits_in_top(labels, ranking, k))
+
+
+def round_half_away(x):
+    """C's lround for x >= 0: to the nearest integer, halves away from zero."""
+    whole = math.floor(x)
+    if x - whole >= 0.5:
+        return whole + 1
+    return whole
+
+
+def interpolated_precision(labels, ranking, recall_level):
+    """trec_eval 10's iprec_at_recall: c = lround(level * n_rel) relevant items; the
+    highest Precision@i over the ranks i where at least max(c, 1) relevant items have been
+    seen (every rank, relevant or not), 0 if there is none.  n_rel == 0 -> NaN."""
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    needed = max(round_half_away(recall_level * n_rel), 1)
+    best = 0.0
+    hits = 0
+    for position, item in enumerate(ranking):
+        if is_relevant(labels, item):
+            hits += 1
+        if hits >= needed:
+            best = max(best, hits / (position + 1))
+    return best
+
+
+def gmap(labels, ranking):
+    """Per ranking: AP over the whole ranking (the mean is geometric, see geometric_mean)."""
+    return average_precision(labels, ranking)
+
+
+def geometric_mean(scores, floor=1e-5):
+    """exp(mean(log(max(s, floor)))), trec_eval's gm_map summary."""
+    logs = [math.log(max(s, floor)) for s in scores]
+    return math.exp(sum(logs) / len(logs))
+
+
+def _need_judged(judged, name):
+    if judged is None:
+        raise ValueError(name + " needs judgments")
+
+
+def bpref(labels, ranking, judged=None):
+    """trec_eval's bpref: R relevant, N judged non-relevant items; walking the ranking and
+    skipping unjudged items, each relevant item adds 1 - min(n, R) / min(N, R), with n the
+    judged non-relevant items seen before it (1 when n == 0); the sum over R.
+    n_rel == 0 -> NaN."""
+    _need_judged(judged, "Bpref")
+    n_rel = count_relevant(labels)
+    if n_rel == 0:
+        return NAN
+    n_nonrel = sum(1 for item in judged if not is_relevant(labels, item))
+    total = 0.0
+    nonrel_seen = 0
+    for item in ranking:
+        if item not in judged:
+            continue
+        if is_relevant(labels, item):
+            if nonrel_seen > 0:
+                total += 1.0 - min(nonrel_seen, n_rel) / min(n_nonrel, n_rel)
+            else:
+                total += 1.0
+        else:
+            nonrel_seen += 1
+    return total / n_rel
+
+
+def judged_at(labels, ranking, k=None, judged=None):
+    """Judged@k: judged items in the first k' = min(k, |y|) over k' (ir_measures).
+    No judged item in the row, or k' == 0 -> NaN."""
+    _need_judged(judged, "Judged")
+    if not judged:
+        return NAN
+    top = ranking if k is None else ranking[:k]
+    if not top:
+        return NAN
+    return sum(1 for item in top if item in judged) / len(top)
 
 
 # --------------------------------------------------------------------------- #
@@ -262,6 +375,44 @@ def ndcg(labels, ranking, k=None, relevance_scaling="identity", log_base="e"):
     return actual / ideal
 
 
+def rbp(labels, ranking, p=0.8, k=None, residual=False, judged=None):
+    """RBP = (1 - p) * sum_{i <= k'} rel(y_i) p^(i-1), rel the label value.
+    residual: the weight of the unjudged ranks within the top k' plus p^k' (all ranks after).
+    n_rel == 0 -> NaN."""
+    if residual:
+        _need_judged(judged, "RBP(residual=True)")
+    if count_relevant(labels) == 0:
+        return NAN
+    cutoff = len(ranking) if k is None else min(k, len(ranking))
+    if residual:
+        unknown = 0.0
+        for position in range(cutoff):
+            if ranking[position] not in judged:
+                unknown += (1 - p) * p ** position
+        return unknown + p ** cutoff
+    total = 0.0
+    for position in range(cutoff):
+        total += (1 - p) * relevance(labels, ranking[position]) * p ** position
+    return total
+
+
+def err(labels, ranking, k=None, max_grade=4.0):
+    """ERR@k = sum_i R_i / i * prod_{j<i} (1 - R_j), R = (2^g - 1) / 2^max_grade.
+    A label above max_grade -> ValueError; n_rel == 0 -> NaN."""
+    if any(v > max_grade for v in labels.values()):
+        raise ValueError("label above max_grade")
+    if count_relevant(labels) == 0:
+        return NAN
+    cutoff = len(ranking) if k is None else min(k, len(ranking))
+    total = 0.0
+    still_looking = 1.0
+    for position in range(cutoff):
+        stop = (2.0 ** relevance(labels, ranking[position]) - 1) / 2.0 ** max_grade
+        total += stop * still_looking / (position + 1)
+        still_looking *= 1 - stop
+    return total
+
+
 # --------------------------------------------------------------------------- #
 # name -> function (names are the rankereval class names)
 # --------------------------------------------------------------------------- #
@@ -277,23 +428,40 @@ REFERENCE = {
     "FirstRelevantRank": first_relevant_rank,
     "DCG": dcg,
     "NDCG": ndcg,
+    "RPrecision": r_precision,
+    "NumRelevant": num_relevant,
+    "NumRetrieved": num_retrieved,
+    "NumRelevantRetrieved": num_relevant_retrieved,
+    "InterpolatedPrecision": interpolated_precision,
+    "GMAP": gmap,
+    "Bpref": bpref,
+    "Judged": judged_at,
+    "RBP": rbp,
+    "ERR": err,
 }
 
 
-def score_rows(metric_fn, label_rows, rankings, **params):
+def score_rows(metric_fn, label_rows, rankings, judged_rows=None, **params):
     """Apply a reference metric row by row, with label broadcasting.
 
     ``label_rows`` is a list of dicts (one per label row), ``rankings`` a list of
     lists.  A single label row serves every ranking; otherwise the counts must
-    match.  Returns a list of floats, one per ranking.
+    match.  ``judged_rows`` (a set of judged items per label row, or None) goes to the
+    metrics that take ``judged``.  Returns a list of floats, one per ranking.
     """
     if len(label_rows) == 1:
         label_rows = [label_rows[0]] * len(rankings)
+        if judged_rows is not None:
+            judged_rows = [judged_rows[0]] * len(rankings)
     if len(label_rows) != len(rankings):
         raise ValueError(
             "%d label rows for %d rankings" % (len(label_rows), len(rankings))
         )
+    takes_judged = "judged" in inspect.signature(metric_fn).parameters
     scores = []
-    for labels, ranking in zip(label_rows, rankings):
-        scores.append(float(metric_fn(labels, list(ranking), **params)))
+    for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
+        extra = {}
+        if takes_judged:
+            extra["judged"] = None if judged_rows is None else set(judged_rows[i])
+        scores.append(float(metric_fn(labels, list(ranking), **extra, **params)))
     return scores

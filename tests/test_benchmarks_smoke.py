@@ -148,3 +148,21 @@ def test_beyond_benchmark(tmp_path, capsys):
             got = res["recommenders"][case]
             assert got["rankereval_value"] == pytest.approx(got["recommenders_value"], rel=1e-9)
 
+
+def test_trec_eval_benchmark(tmp_path, capsys):
+    """benchmarks/bench_trec_eval.py on a tiny run, with rankereval itself standing in for the
+    trec_eval binary (a script taking trec_eval's arguments: -m official QRELS RUN)."""
+    pytest.importorskip("pandas")
+    fake = tmp_path / "fake_trec_eval"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} -m rankereval evaluate -f trec --quiet \"$@\"\n")
+    fake.chmod(0o755)
+    module, code = _run_script("bench_trec_eval.py", [
+        "--trec-eval", str(fake), "--queries", "20", "--docs", "10", "--repeats", "1",
+        "--dir", str(tmp_path / "data"), "--results-dir", str(tmp_path), "--name", "te"])
+    assert code == 0
+    with open(tmp_path / "te.json") as fh:
+        res = json.load(fh)
+    (other,) = [n for n in res["median"] if n != "rankereval"]
+    assert res["agreement"][other]["measures"] and not res["agreement"][other]["differences"]
+    assert res["median"]["rankereval"]["peak_rss_bytes"] > 0 and res["run_file_bytes"] > 0
+    assert "list-table" in module.table(res)

@@ -56,7 +56,7 @@ def test_cli_metric_names_use_the_library_grammar(text, kind, k):
 
 
 @pytest.mark.parametrize("text,match", [
-    ("foo@10", "unknown metric"), ("p", "needs a cutoff"), ("recall", "needs a cutoff"),
+    ("foo@10", "unknown metric"), ("p", "needs a cutoff"), ("f1", "needs a cutoff"),
     ("p@0", "integer > 0"), ("p@-1", "integer > 0"), ("p@x", "integer > 0"), ("p@2.5", "integer > 0"),
     ("meanranks@10", "takes no cutoff"),
 ])
@@ -176,7 +176,8 @@ def test_metrics_listing_and_version(capsys):
 def test_nan_handling_missing_and_notes(capsys, small):
     qrels, run = small
     # b has no relevant document -> NaN; c is not in the run; z is not in the qrels
-    code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "-f", "json", "-q")
+    code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "-f", "json", "-q",
+                             "--nan-handling", "propagate")
     got = json.loads(out)["p@1"]
     assert code == 0
     assert got["mean"] is None and got["n_nan"] == 1 and got["per_query"] == {"a": 0.0, "b": None}
@@ -270,7 +271,8 @@ def test_input_errors_exit_1(capsys, tmp_path, small):
 
 def test_json_is_strict(capsys, small):
     qrels, run = small
-    code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "ap", "-f", "json", "-q", "--ci", "--quiet")
+    code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "ap", "-f", "json", "-q", "--ci", "--quiet",
+                           "--nan-handling", "propagate")
     assert "NaN" not in out and "Infinity" not in out
     got = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     assert got["p@1"]["ci"] == [None, None]

@@ -207,8 +207,7 @@ def test_arrays_equal_in_memory(client):
             want = rankereval.evaluate(numeric, y_pred, METRICS, resampling="poisson", **opts)
         else:
             data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, k)))
-            binary = rankereval.BinaryLabels.from_matrix(numeric.to_csr() > 0) if hasattr(numeric, "to_csr") \
-                else rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            binary = rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
             metrics = {k_: v for k_, v in METRICS.items() if v.info.labels == "binary"}
             want = rankereval.evaluate(binary, y_pred, metrics, resampling="poisson", **opts)
         got = compute(rd.evaluate(data, metrics=METRICS if graded else metrics, **opts), scores=True)
@@ -271,33 +270,6 @@ def test_read_parquet_equals_in_memory(client, frames, tmp_path, nested):
         assert_same(got, in_memory(labels, run, **opts))
 
 
-def test_worker_killed_mid_computation_does_not_change_the_result(client):
-    rng = np.random.default_rng(2)
-    n, k = 6000, 10
-    ranks = np.argsort(rng.random((n, 50)), axis=1)[:, :k]
-    lab = np.argsort(rng.random((n, 50)), axis=1)[:, :3]
-    lab[rng.random(n) < 0.2] = -1
-    opts = dict(conf_interval=True, random_state=1, n_bootstrap_samples=20000, nan_handling="drop")
-    metrics = ["ndcg@5", "ap", "rr"]
-    want = rankereval.evaluate(rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab]),
-                               rankereval.Rankings.from_ranked_indices(ranks), metrics,
-                               resampling="poisson", **opts)
-    lazy = rd.evaluate(da.from_array(lab, chunks=(250, 3)), da.from_array(ranks, chunks=(250, k)), metrics, **opts)
-    pids = client.run(os.getpid)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        future = pool.submit(lazy.compute)
-        victim, deadline = None, time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:
-            held = client.has_what()
-            victim = next((w for w, keys in held.items() if any("partials" in str(key) for key in keys)), None)
-            time.sleep(0.01)
-        assert victim is not None and not future.done(), "the computation ended before a worker could be killed"
-        os.kill(pids[victim], signal.SIGKILL)
-        got = future.result(timeout=120)
-    assert_same(got, want, by_query=False)
-    client.wait_for_workers(2, timeout=60)
-
-
 # ------------------------------------------------------------------------------------------
 # bad input
 # ------------------------------------------------------------------------------------------
@@ -352,3 +324,63 @@ def test_bad_arguments(client, frames):
     a = da.zeros((10, 3), chunks=(5, 3), dtype=int)
     with pytest.raises(ValueError, match="row chunks"):
         rd.from_arrays(a, da.zeros((10, 3), chunks=(4, 3), dtype=int))
+
+
+def test_import_rankereval_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, rankereval, rankereval.io, rankereval.bootstrap; "
+            "rankereval.evaluate; bad = [m for m in ('dask', 'distributed', 'pandas', 'pyarrow') "
+            "if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_benchmark_data_and_in_memory_path_agree_with_read_parquet(client, tmp_path):
+    """benchmarks/make_dask_data.py writes what read_parquet reads, and bench_dask's
+    in-memory path (public API on the same files) gives the same means and intervals."""
+    import importlib.util
+
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+    mods = {}
+    for name in ("make_dask_data", "bench_dask"):
+        spec = importlib.util.spec_from_file_location(f"rankereval_{name}", os.path.join(bench, f"{name}.py"))
+        mods[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mods[name])
+    mods["make_dask_data"].write(str(tmp_path), n_users=700, n_items=5000, k=20, users_per_file=300, seed=1)
+    mem = mods["bench_dask"].in_memory(str(tmp_path), None, 100)
+    data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
+    assert data.npartitions == 3
+    got = rd.evaluate(data, metrics=mods["bench_dask"].METRICS, conf_interval=True, n_bootstrap_samples=100,
+                      random_state=0).compute()
+    assert got.n_rankings == mem["n_users"] == 700
+    for name in got.names:
+        assert got.means[name] == pytest.approx(mem["means"][name], abs=1e-12)
+        assert got.conf_intervals[name] == pytest.approx(tuple(mem["conf_intervals"][name]), abs=1e-12)
+
+
+def test_worker_killed_mid_computation_does_not_change_the_result(client):
+    rng = np.random.default_rng(2)
+    n, k = 4000, 10
+    ranks = np.argsort(rng.random((n, 50)), axis=1)[:, :k]
+    lab = np.argsort(rng.random((n, 50)), axis=1)[:, :3]
+    lab[rng.random(n) < 0.2] = -1
+    opts = dict(conf_interval=True, random_state=1, n_bootstrap_samples=3000, nan_handling="drop")
+    metrics = ["ndcg@5", "ap", "rr"]
+    want = rankereval.evaluate(rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab]),
+                               rankereval.Rankings.from_ranked_indices(ranks), metrics,
+                               resampling="poisson", **opts)
+    # 16 partitions: the first results are held by the workers long before the last are done
+    lazy = rd.evaluate(da.from_array(lab, chunks=(250, 3)), da.from_array(ranks, chunks=(250, k)), metrics, **opts)
+    pids = client.run(os.getpid)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(lazy.compute)
+        victim, deadline = None, time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            held = client.has_what()
+            victim = next((w for w, keys in held.items() if any("partials" in str(key) for key in keys)), None)
+            time.sleep(0.01)
+        assert victim is not None and not future.done(), "the computation ended before a worker could be killed"
+        os.kill(pids[victim], signal.SIGKILL)
+        got = future.result(timeout=120)
+    assert_same(got, want, by_query=False)

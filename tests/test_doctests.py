@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bootstrap", "rankereval.io", "rankereval.cli",
-           "rankereval.compare"]
+           "rankereval.compare", "rankereval.dask"]
 
 
 def _doctests():

@@ -22,7 +22,15 @@ def _data(seed=0, n=60, n_items=30, width=12):
     grades[3, :] = 0
     grades[3, 5] = 1  # exactly one relevant item (HitRate is defined there)
     ranks = np.argsort(rng.random((n, n_items)), axis=1)[:, :width]
-    return NumericLabels.from_matrix(grades), Rankings.from_ranked_indices(ranks), grades
+    # judged: the graded items and about a fifth of the others (judged not relevant)
+    judged = (grades > 0) | (rng.random((n, n_items)) < 0.2)
+    y_num = NumericLabels.from_matrix(grades).with_judged(BinaryLabels.from_matrix(judged))
+    return y_num, Rankings.from_ranked_indices(ranks), grades
+
+
+def _binary(grades, level, y_num):
+    """What evaluate thresholds y_num to: relevant = grade >= level, the same judgments."""
+    return BinaryLabels.from_matrix(grades >= level).with_judged(y_num.judged)
 
 
 def _quiet(fn, *a, **kw):
@@ -35,7 +43,7 @@ def _quiet(fn, *a, **kw):
 @pytest.mark.parametrize("nan_handling", ["propagate", "drop", "zerofill"])
 def test_evaluate_equals_separate_calls_for_every_metric_and_option(level, nan_handling):
     y_num, r, grades = _data()
-    y_bin = BinaryLabels.from_matrix(grades >= level)
+    y_bin = _binary(grades, level, y_num)
     ev = _quiet(evaluate, y_num, r, ALL, relevance_level=level, nan_handling=nan_handling,
                 conf_interval=True, n_bootstrap_samples=200, random_state=7)
     assert ev.names == [m.name for m in ALL] and ev.metrics == ALL
@@ -163,7 +171,7 @@ def test_one_kernel_pass_for_all_metrics_matches_each_metric_alone(lookup):
     from rankereval.metrics._base import _forced_lookup
 
     y_num, r, grades = _data(3, n=200, n_items=40, width=25)
-    y_bin = BinaryLabels.from_matrix(grades >= 1)
+    y_bin = _binary(grades, 1, y_num)
     with _forced_lookup(lookup):
         ev = _quiet(evaluate, y_num, r, ALL)
         for j, m in enumerate(ALL):

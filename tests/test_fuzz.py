@@ -30,6 +30,7 @@ is the reminder to delete the test's ``xfail`` mark and the tolerance here.
 Run longer with ``HYPOTHESIS_PROFILE=long python -m pytest tests/test_fuzz.py``.
 """
 import functools
+import inspect
 import math
 import os
 import subprocess
@@ -51,13 +52,12 @@ from rankereval.metrics._base import _registered  # noqa: E402
 from rankereval import (  # noqa: E402
     AP,
     DCG,
+    ERR,
     F1,
     NDCG,
     BinaryLabels,
-    FirstRelevantRank,
     HitRate,
     InvalidValuesWarning,
-    MeanRanks,
     Metric,
     NumericLabels,
     Precision,
@@ -864,11 +864,24 @@ def _metric_params(cls):
 _METRIC_PARAMS = {cls: _metric_params(cls) for cls in ALL_METRIC_CLASSES}
 
 
+def some_metric(cls, k):
+    """The first option combination of a metric class from its registry entry, cutoff k."""
+    return cls(**cls._param_space(cutoffs=(k,))[0])
+
+
+def _needs_judged(metric):
+    return metric.info.judged or getattr(metric, "residual", False)
+
+
 def metric_params(cls):
     return _METRIC_PARAMS[cls]
 
 
-def _documented_nan(name, params, n_rel, length):
+def _documented_nan(name, params, n_rel, length, n_judged=0):
+    if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved"):
+        return False  # counts: never NaN
+    if name == "Judged":
+        return n_judged == 0 or length == 0
     if n_rel == 0:
         return True
     if name == "HitRate" and n_rel != 1:
@@ -898,6 +911,13 @@ def metric_outcome(metric, y_true, y_pred):
         assert isinstance(out.exc, ValueError), out
         assert str(y_true.n_rows) in str(out.exc) and str(y_pred.n_rows) in str(out.exc)
         return None
+    if isinstance(metric, Metric) and _needs_judged(metric) and y_true.judged is None:
+        assert isinstance(out.exc, ValueError) and "no judgments" in str(out.exc), out
+        return None
+    if isinstance(metric, ERR) and isinstance(y_true, NumericLabels) and y_true.values.size \
+            and y_true.values.max() > metric.max_grade:
+        assert isinstance(out.exc, ValueError) and "exceeds max_grade" in str(out.exc), out
+        return None
     if out.exc is not None:
         if isinstance(metric, NDCG) and isinstance(out.exc, ValueError) and "overflow" in str(out.exc):
             # documented: NDCG is undefined when the ideal DCG overflows float64
@@ -917,22 +937,29 @@ def check_scores(metric, y_true, y_pred, out):
     assert isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (y_pred.n_rows,)
     assert not np.any((out == 0) & np.signbit(out)), f"{name} returned -0.0"
     label_rows = [dict(zip(i, v)) for i, v in zip(y_true.indices_to_list(), y_true.labels_to_list())]
+    judged_rows = [set(r) for r in y_true.judged.indices_to_list()] if y_true.judged is not None else None
     rankings = y_pred.to_list()
     if len(label_rows) == 1:
         label_rows = label_rows * len(rankings)
+        judged_rows = None if judged_rows is None else judged_rows * len(rankings)
+    ref_fn = ref.REFERENCE[name]
+    takes_judged = "judged" in inspect.signature(ref_fn).parameters
     for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
         v = float(out[i])
         n_rel = sum(1 for x in labels.values() if x > 0)
+        n_judged = 0 if judged_rows is None else len(judged_rows[i])
+        extra = {"judged": None if judged_rows is None else judged_rows[i]} if takes_judged else {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                expected = float(ref.REFERENCE[name](labels, ranking, **params))
+                expected = float(ref_fn(labels, ranking, **extra, **params))
         except (OverflowError, ZeroDivisionError):
             expected = None
         if math.isnan(v):
-            assert _documented_nan(name, params, n_rel, len(ranking)), f"{name}{params} row {i}: undocumented NaN"
+            assert _documented_nan(name, params, n_rel, len(ranking), n_judged), \
+                f"{name}{params} row {i}: undocumented NaN"
             continue
-        assert not _documented_nan(name, params, n_rel, len(ranking)), f"{name} row {i}: {v}, expected NaN"
+        assert not _documented_nan(name, params, n_rel, len(ranking), n_judged), f"{name} row {i}: {v}, expected NaN"
         if name in BOUNDED:
             assert 0.0 <= v <= 1.0, f"{name}{params} row {i} = {v!r} outside [0, 1]"
         elif name in RANKS:
@@ -962,7 +989,10 @@ def score_all_metrics(y_true, y_pred, data):
         s = {"propagate": s, "drop": s[~np.isnan(s)], "zerofill": np.nan_to_num(s, nan=0.0, posinf=np.inf)}[nan_handling]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = float(np.mean(s)) if s.size else float("nan")
+            if metric.info.aggregate == "geometric":
+                want = ref.geometric_mean(s) if s.size and not np.isnan(s).any() else float("nan")
+            else:
+                want = float(np.mean(s)) if s.size else float("nan")
         assert isinstance(mean.value, float)
         assert mean.value == pytest.approx(want, nan_ok=True, rel=1e-9, abs=1e-12)
 
@@ -974,8 +1004,7 @@ def score_everything(y_true, ranking_lists):
             warnings.simplefilter("ignore", InvalidValuesWarning)
             y_pred = Rankings.from_ranked_indices(rows) if rows else Rankings.from_ranked_indices(np.zeros((0, 0), int))
         for cls in ALL_METRIC_CLASSES:
-            params = {"k": 3} if cls not in (MeanRanks, FirstRelevantRank, DCG, NDCG) else {}
-            metric_outcome(cls(**params), y_true, y_pred)
+            metric_outcome(some_metric(cls, 3), y_true, y_pred)
 
 
 def score_everything_rankings(y_pred, ids):
@@ -986,8 +1015,7 @@ def score_everything_rankings(y_pred, ids):
         if y_true.n_rows not in (1, y_pred.n_rows):
             continue
         for cls in ALL_METRIC_CLASSES:
-            metric_outcome(cls(**({"k": 2} if cls not in (MeanRanks, FirstRelevantRank, DCG, NDCG) else {})),
-                           y_true, y_pred)
+            metric_outcome(some_metric(cls, 2), y_true, y_pred)
 
 
 POOL_HI = st.sampled_from([6, 40, 2**31 + 10, 2**62, MAX_ID])
@@ -1060,7 +1088,7 @@ ARBITRARY_OBJECTS = st.one_of(
 
 @given(cls=st.sampled_from(ALL_METRIC_CLASSES), y_true=ARBITRARY_OBJECTS, y_pred=ARBITRARY_OBJECTS)
 def test_metric_arguments_of_the_wrong_type(cls, y_true, y_pred):
-    metric = cls(1) if cls not in (MeanRanks, FirstRelevantRank) else cls()
+    metric = some_metric(cls, 1)
     for fn in (metric.score, metric.mean, metric.bootstrap):
         out = run(fn, y_true, y_pred)
         if out.exc is None:
@@ -1104,8 +1132,8 @@ def test_mean_arguments(cls, kwargs):
     n = kwargs.get("n_bootstrap_samples", 1000)
     if kwargs.get("conf_interval") and isinstance(n, (int, np.integer)):
         assume(n <= 5000)  # huge n: see test_huge_n_bootstrap_samples
-    metric = cls(2) if cls not in (MeanRanks, FirstRelevantRank) else cls()
-    y_true = BinaryLabels.from_positive_indices([[0, 2], [1], []])
+    metric = some_metric(cls, 2)
+    y_true = BinaryLabels.from_positive_indices([[0, 2], [1], []]).with_judged([[0, 2, 5], [1, 3], [4]])
     y_pred = Rankings.from_ranked_indices([[2, 1, 0], [4, 3], [0]])
     out = run(metric.mean, y_true, y_pred, **kwargs)
     if out.exc is not None:

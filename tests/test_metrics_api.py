@@ -35,12 +35,13 @@ K_METRICS = REQUIRED_K + OPTIONAL_K
 TRUNCATABLE = [c for c in REGISTRY if "truncated" in c._param_space()[0]]
 DCG_FAMILY = [c for c in REGISTRY if c.info.choices.keys() >= {"relevance_scaling", "log_base"}]
 NO_K = [c for c in REGISTRY if c.info.cutoff == "none"]
+RANK_POSITIONS = [c for c in REGISTRY if c.info.value_range == (1.0, math.inf)]
 BINARY_ONLY = [c for c in REGISTRY if c.info.labels == "binary"]
 
 
 def all_metrics():
     """One instance of each metric (with a k where it takes one)."""
-    return [cls(3) for cls in K_METRICS] + [cls() for cls in NO_K]
+    return [cls(**cls._param_space(cutoffs=(3,))[0]) for cls in K_METRICS + NO_K]
 
 
 def metric_id(metric):
@@ -57,9 +58,31 @@ def rankings(rows):
 
 
 def score(metric, y_true, y_pred):
+    """metric.score; a metric that needs judgments gets the relevant items as the judged ones
+    (labels without them are refused: test_judged_metrics_refuse_labels_without_judgments)."""
+    if _needs_judged(metric) and y_true.judged is None:
+        y_true = y_true.with_judged(y_true)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
         return metric.score(y_true, y_pred)
+
+
+def _needs_judged(metric):
+    return metric.info.judged or getattr(metric, "residual", False)
+
+
+def _mean(metric, values):
+    """The mean as the registry entry says: arithmetic, or geometric with trec_eval's floor."""
+    if metric.info.aggregate == "geometric":
+        return math.exp(np.mean(np.log(np.maximum(values, 1e-5))))
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("metric", [m for m in ALL if _needs_judged(m)], ids=metric_id)
+def test_judged_metrics_refuse_labels_without_judgments(metric):
+    y_true = BinaryLabels.from_positive_indices([[0, 2]])
+    with pytest.raises(ValueError, match="y_true has no judgments: build it with y_true.with_judged"):
+        metric.score(y_true, rankings([[0, 1, 2]]))
 
 
 # --------------------------------------------------------------------------- #
@@ -126,7 +149,7 @@ def test_dcg_valid_options_accepted(cls, scaling, base):
     assert isinstance(cls(4, relevance_scaling=scaling, log_base=base), Metric)
 
 
-@pytest.mark.parametrize("cls", NO_K, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [c for c in NO_K if c.info.at == "k"], ids=lambda c: c.__name__)
 def test_no_k_metrics_construct_without_arguments(cls):
     assert isinstance(cls(), Metric)
 
@@ -248,18 +271,24 @@ def test_score_does_not_modify_inputs(metric):
 
 @pytest.mark.parametrize("metric", ALL, ids=metric_id)
 def test_mean_nan_handling(metric):
-    # row 3 has no positive: NaN for every metric
+    # row 3 has no positive: NaN for every metric but the counts (never NaN)
     y_true = BinaryLabels.from_positive_indices([[0], [1], []])
+    if _needs_judged(metric):
+        y_true = y_true.with_judged(y_true)
     y_pred = rankings([[0, 1, 2], [0, 1, 2], [0, 1]])
     values = score(metric, y_true, y_pred)
+    if metric.info.undefined is None:
+        assert np.isfinite(values).all()
+        assert metric.mean(y_true, y_pred) == pytest.approx(values.mean(), rel=1e-12)
+        return
     assert np.isnan(values[2]) and np.isfinite(values[:2]).all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert math.isnan(metric.mean(y_true, y_pred))
         assert math.isnan(metric.mean(y_true, y_pred, nan_handling="propagate"))
-        assert metric.mean(y_true, y_pred, nan_handling="drop") == pytest.approx(values[:2].mean(), rel=1e-12)
+        assert metric.mean(y_true, y_pred, nan_handling="drop") == pytest.approx(_mean(metric, values[:2]), rel=1e-12)
         assert metric.mean(y_true, y_pred, nan_handling="zerofill") == pytest.approx(
-            values[:2].sum() / 3, rel=1e-12
+            _mean(metric, np.append(values[:2], 0.0)), rel=1e-12
         )
         with pytest.raises(ValueError):
             metric.mean(y_true, y_pred, nan_handling="ignore")
@@ -303,7 +332,7 @@ def test_decision_power_scaling_is_two_to_the_rel_minus_one():
     )
 
 
-@pytest.mark.parametrize("cls", NO_K, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", RANK_POSITIONS, ids=lambda c: c.__name__)
 def test_decision_rank_metrics_inf_when_not_found_nan_without_positive(cls):
     y_true = BinaryLabels.from_positive_indices([[7], [7], [], [1]])
     y_pred = rankings([[1, 2, 3], [], [1, 2], [0, 1]])
@@ -352,6 +381,9 @@ def test_decision_hitrate_truncated_has_no_effect():
 def test_decision_nan_when_label_row_has_no_positive(metric):
     y_true = BinaryLabels.from_positive_indices([[]])
     y_pred = rankings([[0, 1, 2], [5], []])
+    if metric.info.undefined is None:  # counts: 0 relevant items, the ranking's length, 0 found
+        assert np.isfinite(score(metric, y_true, y_pred)).all()
+        return
     assert np.isnan(score(metric, y_true, y_pred)).all()
 
 

@@ -131,12 +131,19 @@ def metric_inputs(draw, graded=False):
         else:
             values = [1] * len(items)
         label_rows.append(dict(zip(items, values)))
+    # judgments (for Bpref, Judged, RBP's residual; every other metric must ignore them):
+    # the row's items (graded zeros are judged non-relevant) and a few more judged ones
+    judged_rows = None
+    if draw(st.booleans()):
+        judged_rows = [sorted(set(row) | set(draw(st.lists(st.sampled_from(universe), max_size=4))))
+                       for row in label_rows]
     return {
         "rankings": rankings,
         "ranking_format": ranking_format,
         "label_rows": label_rows,
         "label_format": label_format,
         "graded": graded,
+        "judged_rows": judged_rows,
     }
 
 
@@ -222,12 +229,22 @@ def build(data):
         warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
         y_pred = build_rankings(data["rankings"], data["ranking_format"])
         y_true = build_labels(data["label_rows"], data["label_format"], data["graded"])
+    if data.get("judged_rows") is not None:
+        y_true = y_true.with_judged(data["judged_rows"])
     return y_true, y_pred
 
 
 def check(metric, data, y_true, y_pred, ref_fn, **params):
-    """Compare metric.score with the reference for one parameter set."""
-    expected = ref.score_rows(ref_fn, data["label_rows"], data["rankings"], **params)
+    """Compare metric.score with the reference for one parameter set (where the reference
+    refuses the input, e.g. Bpref without judgments, the metric must raise ValueError)."""
+    try:
+        expected = ref.score_rows(ref_fn, data["label_rows"], data["rankings"],
+                                  judged_rows=data.get("judged_rows"), **params)
+    except ValueError:
+        with pytest.raises(ValueError), warnings.catch_warnings():
+            warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
+            metric.score(y_true, y_pred)
+        return
     expected = np.asarray(expected, dtype=np.float64)
     # the kernel chooses a lookup strategy per row; force each one in turn, so that every
     # strategy is checked on every input whatever the chooser would pick

@@ -15,7 +15,7 @@ import rankereval
 import rankereval.metrics as rm
 from rankereval import BinaryLabels, NumericLabels, Rankings
 from rankereval.metrics import Metric, from_name, metric_names
-from rankereval.metrics._base import MetricInfo, _registered
+from rankereval.metrics._base import MetricInfo, RealParam, _registered
 
 REGISTRY = _registered()
 ALL = [cls(**p) for cls in REGISTRY for p in cls._param_space(cutoffs=(1, 10))]
@@ -135,7 +135,21 @@ def test_the_kernel_refuses_unknown_metric_ids():
     with pytest.raises(ValueError, match="unknown metric id"):
         _kernels.score(np.array([bad], dtype=np.int32), np.array([-1]), one, one, y.indptr, y.indices,
                        np.empty(0), True, y.n_items, r.indices, r.lengths, np.zeros((1, 0)),
-                       np.zeros((1, 0)), one, True, 0, out, 1)
+                       np.zeros((1, 0)), one, True, 0, out, 1, np.zeros(1), y.indptr[:0], y.indices[:0])
+
+
+def test_the_kernel_needs_judged_rows_for_judged_reductions():
+    from rankereval import _kernels
+
+    y = BinaryLabels.from_positive_indices([[0]])
+    r = Rankings.from_ranked_indices([[0, 1]])
+    out = np.empty((1, 1))
+    one = np.zeros(1, dtype=np.int8)
+    with pytest.raises(ValueError, match="judged items need one CSR row per label row"):
+        _kernels.score(np.array([_kernels.METRIC_IDS["bpref"]], dtype=np.int32), np.array([-1]), one, one,
+                       y.indptr, y.indices, np.empty(0), True, y.n_items, r.indices, r.lengths,
+                       np.zeros((1, 0)), np.zeros((1, 0)), one, True, 0, out, 1, np.zeros(1),
+                       y.indptr[:0], y.indices[:0])
 
 
 def test_registry_entries_are_checked():
@@ -143,6 +157,12 @@ def test_registry_entries_are_checked():
         MetricInfo(name="x", kernel="dcg", summary="", labels="graded-ish")
     with pytest.raises(ValueError, match="not a reduction"):
         MetricInfo(name="x", kernel="no-such-kernel", summary="")
+    with pytest.raises(ValueError, match="aggregate must be one of"):
+        MetricInfo(name="x", kernel="ap", summary="", aggregate="median")
+    with pytest.raises(ValueError, match="at must be 'k' or a real parameter"):
+        MetricInfo(name="x", kernel="ap", summary="", at="level")
+    with pytest.raises(ValueError, match=r"example must be a number in \[0, 1\]"):
+        RealParam(0.0, 1.0, (0.5, 2.0))
     with pytest.raises(ValueError, match="already taken"):
         class Clash(Metric):  # noqa: F841
             info = MetricInfo(name="map", kernel="ap", summary="")
@@ -164,7 +184,14 @@ def test_labels_declaration_matches_behaviour(cls):
 def test_undefined_warning_names_metric_count_and_reason(cls):
     metric = cls(**cls._param_space(cutoffs=(2,))[0])
     y = BinaryLabels.from_positive_indices([[0], [], [1]])
+    if cls.info.judged:  # judged = the relevant items: the second row has none
+        y = y.with_judged(y)
     r = Rankings.from_ranked_indices([[0, 1], [1, 0], [1, 2]])
+    if cls.info.undefined is None:  # never NaN
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.isfinite(metric.mean(y, r))
+        return
     with pytest.warns(rankereval.UndefinedMetricWarning) as rec:
         assert np.isnan(metric.mean(y, r))
     assert len(rec) == 1
@@ -176,7 +203,8 @@ def test_undefined_warning_names_metric_count_and_reason(cls):
         metric.score(y, r)  # never from score
         metric.mean(y, r, nan_handling="drop")
         metric.mean(y, r, nan_handling="zerofill")
-        metric.mean(BinaryLabels.from_positive_indices([[0]]), Rankings.from_ranked_indices([[0, 1]]))
+        one = BinaryLabels.from_positive_indices([[0]])
+        metric.mean(one.with_judged(one) if cls.info.judged else one, Rankings.from_ranked_indices([[0, 1]]))
 
 
 @pytest.mark.parametrize("cls", REGISTRY, ids=lambda c: c.__name__)

@@ -141,10 +141,11 @@ def test_inputs_are_never_modified(ids, scores, labels, valid, invalid):
     for y in labels_objs:
         for r in rankings_objs:
             if y.n_rows in (1, r.n_rows):
-                for m in ALL_METRICS:
-                    res = fz.run(m.score, y, r)
-                    if res.exc is not None:
-                        assert isinstance(res.exc, TypeError) and isinstance(y, NumericLabels)
+                for m in ALL_METRICS:  # judged: the stored items (Bpref, Judged, RBP's residual)
+                    res = fz.run(m.score, y.with_judged(y) if fz._needs_judged(m) else y, r)
+                    if res.exc is not None:  # binary metrics refuse graded labels; ERR, grades above its scale
+                        assert (isinstance(res.exc, TypeError) or "exceeds max_grade" in str(res.exc)) \
+                            and isinstance(y, NumericLabels)
     fz.check_unmodified(before, *inputs)
     assert flags == [(x.has_sorted_indices, x.has_canonical_format) for x in inputs
                      if isinstance(x, (sp.csr_matrix, sp.csr_array))]
@@ -257,10 +258,15 @@ def _workload(seed, big=True):
     grades = sp.csr_array(sp.random(n, n_items, density=0.01, random_state=seed + 1, format="csr"))
     grades.data = np.ceil(grades.data * 4)
 
-    y_bin = BinaryLabels.from_positive_indices(pos)
-    y_huge = BinaryLabels.from_positive_indices([p.astype(np.int64) * (2**40 + 7) for p in pos])
+    # judgments (Bpref, Judged, RBP's residual): the relevant items and every third ranked one
+    judged = [np.union1d(p, ranked[i, ::3]) for i, p in enumerate(pos)]
+    y_bin = BinaryLabels.from_positive_indices(pos).with_judged(judged)
+    y_huge = BinaryLabels.from_positive_indices([p.astype(np.int64) * (2**40 + 7) for p in pos]).with_judged(
+        [j.astype(np.int64) * (2**40 + 7) for j in judged])
     y_num = NumericLabels.from_matrix(grades)
+    y_num = y_num.with_judged(y_num)
     y_one = BinaryLabels.from_positive_indices([sorted(set(pos[0].tolist()) | {1, 2, 3})])
+    y_one = y_one.with_judged(y_one)
     r = Rankings.from_ranked_indices(ranked)
     r_huge = Rankings.from_ranked_indices(huge_ids)
     tasks = {
@@ -423,8 +429,11 @@ def test_no_memory_leak_in_repeated_construction_and_scoring():
         lambda: _rejected(BinaryLabels.from_matrix, [[0, 2]]),
     ]
     y_bin = BinaryLabels.from_positive_indices(pos)
+    y_bin = y_bin.with_judged(y_bin)  # (Bpref, Judged, RBP's residual)
     y_big = BinaryLabels.from_positive_indices(pos[:19] + [[2**41]])  # binary-search lookups
+    y_big = y_big.with_judged(y_big)
     y_num = NumericLabels.from_matrix(grades)
+    y_num = y_num.with_judged(y_num)
     r = Rankings.from_ranked_indices(ranked)
     r_small = Rankings.from_ranked_indices(np.argsort(rng.random((20, 300)), axis=1)[:, :30])
     r_three = Rankings.from_ranked_indices([[1]] * 3)
@@ -588,11 +597,13 @@ def test_ndcg_never_above_one(labels, ranking):
 
 def test_no_negative_zero_and_documented_nan_and_inf():
     y = BinaryLabels.from_positive_indices([[0, 1], [], [5], [7]])
+    y = y.with_judged(y)  # (Bpref, Judged, RBP's residual)
     r = _quiet(Rankings.from_ranked_indices, [[2, 3], [0], [], [7, 8]])
     for m in ALL_METRICS:
         s = m.score(y, r)
         assert not np.any((s == 0) & np.signbit(s)), m
-        assert np.isnan(s[1]), m  # no relevant item: NaN for every metric
+        # no relevant item: NaN for every metric but the counts (Judged: nor a judged one)
+        assert np.isnan(s[1]) == (m.info.undefined is not None), m
     assert MeanRanks().score(y, r)[[0, 2]].tolist() == [np.inf, np.inf]
     assert FirstRelevantRank().score(y, r)[[0, 3]].tolist() == [np.inf, 1.0]
     assert np.isnan(Precision(3, truncated=True).score(y, r)[2])

@@ -195,6 +195,16 @@ def _wide(kind, dtype, rng, n=3, m=9000):
         a = rng.random((n, m)) * 1000 - 500
     elif kind == "ascending":  # every score a new maximum: the threshold rises all the time
         a = np.tile(np.arange(m), (n, 1))
+    elif kind == "outliers":  # the dtype's extremes among small scores: the winners crowd into
+        # one bucket of the final sort (radix sorted), the others in buckets of one or two
+        is_float = np.dtype(dtype).kind == "f"
+        info = np.finfo(dtype) if is_float else np.iinfo(dtype)
+        a = (rng.random((n, m)) * 100 if is_float else rng.integers(0, 100, size=(n, m))).astype(dtype)
+        a[:, rng.choice(m, 5, replace=False)] = info.max
+        a[:, rng.choice(m, 5, replace=False)] = info.min
+        if is_float:
+            a[rng.random(a.shape) < 0.01] = np.nan
+        return a
     else:  # "sample-misses": the sample sees zeros only, fewer than k scores above them
         a = np.zeros((n, m))
         hot = np.concatenate([np.arange(40, 70), rng.choice(np.arange(300, m - 300), 20, replace=False)])
@@ -207,7 +217,7 @@ def _wide(kind, dtype, rng, n=3, m=9000):
     return a
 
 
-@pytest.mark.parametrize("kind", ["ties", "random", "ascending", "sample-misses"])
+@pytest.mark.parametrize("kind", ["ties", "random", "ascending", "sample-misses", "outliers"])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int64, np.uint32])
 def test_wide_rows_match_reference(kind, dtype):
     rng = np.random.default_rng(7)

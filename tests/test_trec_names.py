@@ -60,7 +60,10 @@ def test_trec_names(name, expected):
 def test_default_cutoffs_and_sets():
     assert [m.column for m in trec_measures("P")] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
     official = [m.column for m in trec_measures("official")]
-    assert official[:2] == ["map", "recip_rank"] and official[-1] == "P_1000"
+    assert {"map", "gm_map", "recip_rank"} <= set(official) and official[-1] == "P_1000"
+    gm = trec_measures("gm_map")[0]  # per query AP, summarised by the floored geometric mean
+    assert gm.metric == AP() and not gm.per_query
+    assert gm.aggregate(np.array([0.0, 0.5])) == pytest.approx(np.sqrt(1e-5 * 0.5))
     every = [m.column for m in trec_measures("all_trec")]
     assert "ndcg_cut_1000" in every and "success_10" in every and len(every) == len(set(every))
     # what is not computed is named, with a reason, for both sets
@@ -68,7 +71,9 @@ def test_default_cutoffs_and_sets():
         missing = dict(unsupported_in(name))
         assert "runid" in missing and all(missing.values())
         assert set(missing) | {m.column.split("_")[0] for m in trec_measures(name)} >= {"runid"}
-    assert set(dict(unsupported_in("official"))) | {"map", "recip_rank", "P"} == set(SETS["official"])
+    supported = {b for b in SETS["official"] if TABLE[b].build is not None}
+    assert {"map", "gm_map", "recip_rank", "P"} <= supported
+    assert set(dict(unsupported_in("official"))) | supported == set(SETS["official"])
 
 
 @pytest.mark.parametrize("name,match", [
@@ -247,12 +252,27 @@ def test_id_kinds_must_match():
 # byte-level fuzz of both readers: only the documented errors
 # ----------------------------------------------------------------------------------------
 
+def _parsers():
+    from rankereval.io import _source
+
+    return ("pyarrow", "pandas") if _source._pyarrow() is not None else ("pandas",)
+
+
 def _read(qrels_bytes, run_bytes, **kw):
-    try:
-        read_trec(io.BytesIO(qrels_bytes), io.BytesIO(run_bytes), **kw)
-    except ValueError as exc:  # TrecFormatError is a ValueError; so is "no query to evaluate"
-        assert str(exc)
-        assert "Traceback" not in str(exc)
+    """Read with each parser (pyarrow, pandas): only the documented errors, and the same
+    outcome from both."""
+    from rankereval.io import _source
+
+    outcomes = []
+    for name in _parsers():
+        with _source._forced_parser(name):
+            try:
+                data = read_trec(io.BytesIO(qrels_bytes), io.BytesIO(run_bytes), **kw)
+                outcomes.append(("ok", data.rankings.to_list(), list(data.query_ids), list(data.doc_ids)))
+            except ValueError as exc:  # TrecFormatError is a ValueError; so is "no query to evaluate"
+                assert str(exc)
+                outcomes.append(("error", type(exc).__name__))
+    assert all(o == outcomes[0] for o in outcomes), outcomes
 
 
 def _real_files():
@@ -319,3 +339,19 @@ def test_fuzz_helpers_are_not_vacuous():
     with pytest.raises(TrecFormatError):
         read_trec(io.BytesIO(REAL_QRELS), io.BytesIO(gzip.compress(REAL_RUN)[:-rng.randrange(5, 20)]))
     assert np.isfinite(data.mean(Precision(5), nan_handling="zerofill"))
+
+
+def test_reading_restores_pyarrows_memory_pool(tmp_path):
+    """read_trec allocates from jemalloc while it reads (peak memory), then puts the default
+    pool back, also when reading fails and when readers run in several threads."""
+    pa = pytest.importorskip("pyarrow")
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = pa.default_memory_pool().backend_name
+    qrels = write(tmp_path / "q", ["a 0 d1 1"])
+    run = write(tmp_path / "r", ["a Q0 d1 1 2.0 t"])
+    with ThreadPoolExecutor(4) as pool:
+        assert all(d.n_queries == 1 for d in pool.map(lambda _: read_trec(qrels, run), range(16)))
+    with pytest.raises(TrecFormatError):
+        read_trec(qrels, qrels)
+    assert pa.default_memory_pool().backend_name == before

@@ -1,7 +1,5 @@
 """Evaluate on a Dask cluster: the same kernels per partition, partial sums merged in a tree.
 
->>> import rankereval.dask  # doctest: +SKIP
-
 Needs the ``dask`` extra (``pip install 'rankereval[dask]'``: ``dask[array,dataframe]`` and
 ``distributed``). Nothing of Dask is imported by ``import rankereval``.
 

@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from rankereval import _bootstrap
 from rankereval._evaluation import (
-    Evaluation, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
+    Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _seed, _validate, id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
@@ -405,7 +405,8 @@ def _ragged_rankings(offsets, values, rows):
     n = lengths.shape[0]
     width = int(lengths.max()) if n else 0
     if n and (lengths == width).all():
-        padded = values.reshape(n, width)
+        # every list of the same length (top-k runs): the values are the rankings, no padding
+        return Rankings.from_ranked_indices(values.reshape(n, width))
     else:
         padded = np.full((n, width), -1, dtype=values.dtype if values.size else np.int64)
         pos = np.arange(values.shape[0]) - np.repeat(offsets[:-1], lengths)
@@ -523,10 +524,11 @@ def _score_block(block, p, columns, relevance_level):
     return _Table(block.keys, hashes, scores, block.kinds, seen, seen_hashes)
 
 
-def _table_partials(table, p, nan_handling, seed, n_boot):
+def _table_partials(table, p, nan_handling, seed, n_boot, geometric=None):
     """Partial sums of partition ``p`` (``rankereval._evaluation._partials``), plus the sorted
     hashes of its query keys for the check that no query is in two partitions."""
-    part = _partials(table.scores, nan_handling, table.hashes if n_boot else None, seed, n_boot)
+    part = _partials(table.scores, nan_handling, table.hashes if n_boot else None, seed, n_boot,
+                     geometric=geometric)
     part["_keys"] = (np.sort(table.seen_hashes), np.full(table.seen_hashes.shape[0], p, dtype=np.int32))
     part["_kinds"] = {k: {v: p} for k, v in table.kinds.items()}
     return part
@@ -671,7 +673,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     score = delayed(_score_block, pure=True)
     partials = delayed(_table_partials, pure=True)
     tables = [score(b, p, columns, relevance_level) for p, b in enumerate(data._blocks)]
-    parts = [partials(t, p, nan_handling, seed, n_boot if conf_interval else 0)
+    parts = [partials(t, p, nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
              for p, t in enumerate(tables)]
     root = _tree(parts, data._check_split)
     return DaskEvaluation(data, columns, tables, root, nan_handling,

@@ -56,13 +56,31 @@ def _pack_short_strings(values):
     padded = np.zeros(((end - first) // 8 + 2) * 8, dtype=np.uint8)
     padded[: end - first] = data
     words = padded.view(">u8").astype(np.uint64)
-    starts = (offsets[:-1] - first).astype(np.int64)
-    base, shift = starts >> 3, ((starts & 7) * 8).astype(np.uint64)
-    packed = words[base] << shift
+    del padded, data
+    # in place where possible: at 10M strings each temporary is 80 MB
+    base = offsets[:-1].astype(np.int64)
+    base -= first
+    shift = (base & 7).astype(np.uint64)
+    shift <<= np.uint64(3)
+    base >>= 3
+    packed = words[base]
+    packed <<= shift
     # the bytes continuing in the next word: w >> (64 - shift), written so that shift 0 gives 0
-    packed |= (words[base + 1] >> np.uint64(1)) >> (np.uint64(63) - shift)
-    keep_bits = ((np.uint64(8) - lengths.astype(np.uint64)) * np.uint64(8))
-    packed &= ~((np.uint64(1) << keep_bits) - np.uint64(1))
+    base += 1
+    nxt = words[base]
+    del base, words
+    nxt >>= np.uint64(1)
+    np.subtract(np.uint64(63), shift, out=shift)
+    nxt >>= shift
+    packed |= nxt
+    del nxt
+    # keep the string's own bytes: clear the (8 - length) * 8 low bits
+    keep = (np.uint64(8) - lengths.astype(np.uint64))
+    keep <<= np.uint64(3)
+    np.left_shift(np.uint64(1), keep, out=keep)
+    keep -= np.uint64(1)
+    np.invert(keep, out=keep)
+    packed &= keep
     return packed
 
 
@@ -217,6 +235,14 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     binary = BinaryLabels.from_matrix(
         sp.csr_array((np.ones(int(relevant.sum())), (rows_l[relevant], docs_l[relevant])), shape=shape))
     n_without = int(np.count_nonzero(np.diff(binary.indptr) == 0))
+    # every judgement line with a grade >= 0 is a judged document (grade 0: judged not
+    # relevant), as trec_eval counts them (a negative grade: in the pool, not judged), and
+    # the relevant ones whatever their grade; for Bpref, Judged and RBP's residual
+    judged = (grades >= 0) | relevant
+    judged_labels = BinaryLabels.from_matrix(
+        sp.csr_array((np.ones(int(judged.sum())), (rows_l[judged], docs_l[judged])), shape=shape))
+    binary = binary.with_judged(judged_labels)
+    numeric = numeric.with_judged(judged_labels)
 
     # ---- rankings
     rrow = row_of[run.q]

@@ -115,8 +115,8 @@ class ReadReport:
         if self.n_queries_without_relevant:
             n = self.n_queries_without_relevant
             out.append(f"{n} of {self.n_queries} {_queries(self.n_queries)} {_have(n)} no document with "
-                       f"relevance >= {_num(self.relevance_level)}: binary metrics are NaN there "
-                       "(see nan_handling)")
+                       f"relevance >= {_num(self.relevance_level)}: binary metrics are undefined "
+                       "there (NaN; nan_handling says what a mean does with them)")
         for n, what in zip(self.n_comment_lines, ("qrels", "run")):
             if n:
                 out.append(f"{n} comment {_lines(n)} ('#') of the {what} {_were(n)} skipped")

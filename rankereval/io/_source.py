@@ -1,8 +1,10 @@
 """Bytes in: files, gzip, standard input, progress bars, and the optional dependencies."""
+import contextlib
 import contextvars
 import gzip
 import os
 import sys
+import threading
 import zlib
 
 from rankereval._switches import forced
@@ -53,6 +55,42 @@ def _pyarrow():
     return pyarrow
 
 
+_POOL_LOCK = threading.Lock()
+_POOL_STATE = {"depth": 0, "previous": None}  # readers inside _arrow_memory, the pool to restore
+
+
+@contextlib.contextmanager
+def _arrow_memory():
+    """Within the block, pyarrow allocates from jemalloc where it has it: jemalloc hands
+    freed blocks back to the system, which keeps the peak memory of reading a large file
+    near the file's size plus its columns (mimalloc, pyarrow's default on most platforms,
+    keeps them: about 1.2 GB instead of 1.0-1.1 GB for a 378 MB run file). Buffers remember
+    their pool, so switching back is safe; readers in several threads share one switch (the
+    first sets it, the last restores it). Without pyarrow or jemalloc this does nothing."""
+    pa = _pyarrow()
+    if pa is None:
+        yield
+        return
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except (NotImplementedError, pa.ArrowNotImplementedError):
+        yield
+        return
+    with _POOL_LOCK:
+        if _POOL_STATE["depth"] == 0:
+            _POOL_STATE["previous"] = pa.default_memory_pool()
+            pa.set_memory_pool(pool)
+        _POOL_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _POOL_LOCK:
+            _POOL_STATE["depth"] -= 1
+            if _POOL_STATE["depth"] == 0:
+                pa.set_memory_pool(_POOL_STATE["previous"])
+                _POOL_STATE["previous"] = None
+
+
 def _source_name(src):
     if hasattr(src, "read"):
         return str(getattr(src, "name", "<file object>"))
@@ -83,7 +121,9 @@ def _load(src, progress):
         return data
     if not isinstance(src, (str, bytes, os.PathLike)):
         raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
-    with open(src, "rb") as raw:
+    # unbuffered: read() then makes the file's bytes object in one piece (through a buffered
+    # reader, the bytes it had buffered were joined to the rest: a second copy of the file)
+    with open(src, "rb", buffering=0) as raw:
         size = os.fstat(raw.fileno()).st_size
         magic = raw.read(2)
         raw.seek(0)

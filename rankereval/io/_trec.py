@@ -7,7 +7,7 @@ import numpy as np
 from rankereval._validation import check_k
 from rankereval.io._assemble import _Side, _assemble, _factorize, _factorize_runs, _r, _union_ids
 from rankereval.io._parse import _QRELS, _RUN, _parse
-from rankereval.io._source import _pandas
+from rankereval.io._source import _arrow_memory, _pandas
 
 
 TIE_BREAKS = ("trec_eval", "trec_eval9", "docid", "input")
@@ -107,6 +107,11 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     """
     _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
     _pandas()  # fail early, with an installation hint, if pandas is missing
+    with _arrow_memory():
+        return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth)
+
+
+def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth):
     pq = _parse(qrels, _QRELS, progress)
     pr = _parse(run, _RUN, progress, need_rank=order_by == "rank")
 
@@ -118,13 +123,18 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     doc_ids, dl, dr = _union_ids(ud_l, ud_r)
     query_ids = query_ids.rename("query")
     doc_ids = doc_ids.rename("docid")
+    pq.q = pq.d = pr.q = pr.d = None  # the id strings live on in query_ids and doc_ids only
 
     def side(p, q, d):
         return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}",
                      p.n_comments, p.n_extra_fields)
 
-    return _assemble(side(pq, ml[q_l], dl[d_l]), side(pr, mr[q_r], dr[d_r]), query_ids, doc_ids,
-                     relevance_level, tie_break, order_by, missing, extra, "document", depth)
+    lab = side(pq, ml[q_l], dl[d_l])
+    del q_l, d_l
+    run = side(pr, mr[q_r], dr[d_r])
+    del q_r, d_r
+    return _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
+                     "document", depth)
 
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,

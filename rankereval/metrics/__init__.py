@@ -26,15 +26,20 @@ True
 
 The package is organised by family, as :mod:`sklearn.metrics` is: ``_base`` (the
 :class:`Metric` class, the registry, mean and bootstrap), ``_binary`` (set-based metrics of
-the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG), ``_beyond`` (novelty,
-popularity, long tail and diversity of each ranking, which read rankings only), ``_system``
-(system-level metrics: one value for all rankings) and ``_names`` (the name grammar). Every public name is importable from here.
+the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG, RBP, ERR),
+``_trec`` (trec_eval's other measures: R-precision, the counts, interpolated precision,
+GMAP, bpref, Judged), ``_beyond`` (novelty, popularity, long tail and diversity of each
+ranking, which read rankings only), ``_system`` (system-level metrics: one value for all
+rankings) and ``_names`` (the name grammar). Every public name is importable from here.
 """
-from rankereval.metrics._base import Metric, MetricInfo, _registered, _restore_metric  # noqa: F401
+from rankereval.metrics._base import Metric, MetricInfo, RealParam, _registered, _restore_metric  # noqa: F401
 # the import order is the registry's order (listings, docs)
 from rankereval.metrics._binary import AP, F1, HitRate, Precision, Recall, Success  # isort: skip
 from rankereval.metrics._rank import FirstRelevantRank, MeanRanks, ReciprocalRank  # isort: skip
 from rankereval.metrics._graded import DCG, NDCG  # isort: skip
+from rankereval.metrics._trec import (  # isort: skip
+    GMAP, Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
+from rankereval.metrics._graded import ERR, RBP  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -55,6 +60,16 @@ __all__ = [
     "FirstRelevantRank",
     "DCG",
     "NDCG",
+    "RPrecision",
+    "NumRelevant",
+    "NumRetrieved",
+    "NumRelevantRetrieved",
+    "InterpolatedPrecision",
+    "GMAP",
+    "Bpref",
+    "Judged",
+    "RBP",
+    "ERR",
     "Novelty",
     "AveragePopularity",
     "TailShare",

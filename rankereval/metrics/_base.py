@@ -17,7 +17,7 @@ import numpy as np
 from rankereval import _beyond, _kernels
 from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
-from rankereval._validation import bitset_fits, check_k, check_nan_handling
+from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
 from rankereval.data import BinaryLabels, Labels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
 
@@ -26,6 +26,10 @@ _REGISTRY = {}
 
 _CUTOFFS = ("required", "optional", "none")
 _LABELS = ("binary", "graded", "none")
+_AGGREGATES = ("mean", "geometric")
+
+#: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
+GEOMETRIC_FLOOR = 1e-5
 
 _NO_VALUES = np.empty(0)
 
@@ -39,6 +43,44 @@ _LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")  # see ran
 def _forced_lookup(strategy):
     """Within the block, every metric kernel call uses lookup ``strategy`` (tests only)."""
     return forced(_LOOKUP, strategy, _kernels.LOOKUP_IDS)
+
+
+@dataclass(frozen=True)
+class RealParam:
+    """A real-valued metric parameter: the interval it must lie in, and a few values
+    (``examples``) that the generic tests enumerate.
+
+    Parameters
+    ----------
+    low, high : float
+        The bounds of the interval.
+    examples : tuple of float
+        Values inside it, for the tests and the docs.
+    low_open, high_open : bool, default=False
+        Whether the bound itself is excluded.
+    """
+
+    low: float
+    high: float
+    examples: tuple
+    low_open: bool = False
+    high_open: bool = False
+
+    def __post_init__(self):
+        for x in self.examples:
+            self.check(x, "example")
+
+    def describe(self):
+        """The interval in mathematical notation, e.g. ``(0, 1)`` or ``[0, 1]``."""
+        return f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+
+    def check(self, value, name):
+        """``value`` as a float inside the interval; ValueError naming ``name`` otherwise."""
+        value = float(check_real(value, name))
+        if value < self.low or value > self.high or (self.low_open and value == self.low) \
+                or (self.high_open and value == self.high):
+            raise ValueError(f"{name} must be a number in {self.describe()}, got {value!r}")
+        return value
 
 
 @dataclass(frozen=True)
@@ -69,13 +111,28 @@ class MetricInfo:
     tokens : dict
         Short option names in metric names: token -> (parameter, value), e.g.
         ``{"power": ("relevance_scaling", "power")}``. A bool parameter is its own token.
-    undefined : str
-        When a value is NaN, completing "... because ..." (for the warning of ``mean``).
+    undefined : str or None
+        When a value is NaN, completing "... because ..." (for the warning of ``mean``);
+        None for a metric that is never NaN (the counts).
     value_range : tuple of float
         The values a defined score can take, ``(low, high)`` inclusive.
     higher_is_better : bool
         Whether a larger score is a better ranking (False for rank positions), read by
         :func:`rankereval.compare` for wins, best values and significance marks.
+    reals : dict
+        Parameter -> :class:`RealParam`, for parameters that take a real number (RBP's
+        ``p``, a recall level).
+    at : str
+        The parameter that ``@`` sets in a metric name: ``"k"`` (the cutoff, default), or
+        a real parameter (``iprec@0.1`` is the recall level).
+    aggregate : {'mean', 'geometric'}
+        How :meth:`Metric.mean` (and :func:`rankereval.evaluate`) average the scores:
+        arithmetically, or geometrically with scores floored at ``GEOMETRIC_FLOOR``
+        (trec_eval's gm_map).
+    judged : bool
+        Whether the metric tells judged non-relevant items from unjudged ones, so that it
+        needs labels with judgments (:meth:`~rankereval.BinaryLabels.with_judged`, or labels
+        read by :mod:`rankereval.io`).
     inputs : tuple of str
         Constructor parameters that are data, not options (an item popularity array, item
         features, the catalogue size): a name cannot carry them, so
@@ -95,6 +152,10 @@ class MetricInfo:
     undefined: str = "its labels have no relevant item"
     value_range: tuple = (0.0, 1.0)
     higher_is_better: bool = True
+    reals: dict = field(default_factory=dict)
+    at: str = "k"
+    aggregate: str = "mean"
+    judged: bool = False
     inputs: tuple = ()
 
     def __post_init__(self):
@@ -109,6 +170,24 @@ class MetricInfo:
         elif self.kernel not in _kernels.METRIC_IDS:
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
                              f"known: {sorted(_kernels.METRIC_IDS)}")
+        if self.aggregate not in _AGGREGATES:
+            raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}")
+        if self.at != "k" and self.at not in self.reals:
+            raise ValueError(f"at must be 'k' or a real parameter, got {self.at!r}")
+
+    def name_form(self):
+        """How a name of the metric starts, for listings: ``ndcg[@k]``, ``p@k``, ``map``,
+        ``iprec@recall_level``."""
+        if self.at != "k":
+            return f"{self.name}@{self.at}"
+        return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
+
+    def option_tokens(self, params):
+        """The bracket options of a metric with constructor parameters ``params`` (names),
+        for listings: a bool or a choice by its token, a real as ``name=<number>``."""
+        out = [f"{p}=<number in {self.reals[p].describe()}>" if p in self.reals else p
+               for p in params if p not in ("k", self.at) and p not in self.choices and p not in self.inputs]
+        return out + list(self.tokens)
 
 
 def _registered(everything=False):
@@ -343,9 +422,9 @@ class Metric:
         raw = self.score(y_true, y_pred)
         scores = self._handle_nan(raw, nan_handling)
         if not conf_interval:
-            return float(np.mean(scores)) if scores.size else float("nan")
+            return _aggregate(self.info, scores)
         result = _bootstrap_scores(scores, n, conf, method, random_state, resampling,
-                                   _row_keys(raw, nan_handling))
+                                   _row_keys(raw, nan_handling), self.info)
         return {"score": result.mean, "conf_interval": result.confidence_interval}
 
     def bootstrap(
@@ -386,7 +465,7 @@ class Metric:
         raw = self.score(y_true, y_pred)
         scores = self._handle_nan(raw, nan_handling)
         return _bootstrap_scores(scores, n, conf, method, random_state, resampling,
-                                 _row_keys(raw, nan_handling))
+                                 _row_keys(raw, nan_handling), self.info)
 
     def _handle_nan(self, scores, nan_handling, stacklevel=4):
         """Scores after the NaN policy ('propagate' keeps them, and warns about them)."""
@@ -427,9 +506,11 @@ class Metric:
                 axes[p.name] = [False, True]
             elif p.name in cls.info.choices:
                 axes[p.name] = list(cls.info.choices[p.name])
+            elif p.name in cls.info.reals:
+                axes[p.name] = list(cls.info.reals[p.name].examples)
             else:
                 raise TypeError(f"{cls.__name__}: parameter {p.name!r} has no declared values "
-                                "(a bool default, or an entry in info.choices)")
+                                "(a bool default, or an entry in info.choices or info.reals)")
         names = list(axes)
         return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
 
@@ -447,9 +528,25 @@ class _OptionalCutoffMetric(Metric):
 def _score_many(metrics, y_true, y_pred):
     """Scores of several metrics over the same (checked) labels and rankings, one column
     each, from one kernel call: each ranking is looked up in its label row once, up to the
-    largest cutoff, and every metric reduces the hits within its own cutoff."""
+    largest cutoff, and every metric reduces the hits within its own cutoff.
+
+    ``_kernel_args`` may also name another reduction than the class's (``kernel``), a real
+    parameter (``param``) and whether it reads the judged items (``judged``)."""
     ranks = y_pred.indices
     args = [m._kernel_args(y_true, y_pred) for m in metrics]
+    ids = np.array([_kernels.METRIC_IDS[a["kernel"]] if "kernel" in a else type(m)._kernel_id
+                    for m, a in zip(metrics, args)], dtype=np.int32)
+    judged = y_true.judged
+    if any(a.get("judged", False) for a in args):
+        if judged is None:
+            who = next(m for m, a in zip(metrics, args) if a.get("judged", False))
+            raise ValueError(
+                f"{who.name} needs to tell judged non-relevant items from unjudged ones, but "
+                f"y_true has no judgments: build it with y_true.with_judged(judged_ids), or read "
+                "it with rankereval.io (read_trec, from_dataframes), which keeps every judged item")
+        j_indptr, j_ind = judged.indptr, judged.indices
+    else:
+        j_indptr = j_ind = np.empty(0, dtype=y_true.indptr.dtype)
     n, width = ranks.shape
     ks = np.array([-1 if a["k"] is None else a["k"] for a in args], dtype=np.int64)
     k_max = width if (ks < 0).any() else int(ks.max())
@@ -468,7 +565,7 @@ def _score_many(metrics, y_true, y_pred):
             norms[j] = a["norm"]
     out = np.empty((n, len(metrics)), dtype=np.float64)
     _kernels.score(
-        np.array([type(m)._kernel_id for m in metrics], dtype=np.int32),
+        ids,
         ks,
         np.array([a.get("truncated", False) for a in args], dtype=np.int8),
         np.array([a.get("power", 0) for a in args], dtype=np.int8),
@@ -486,12 +583,31 @@ def _score_many(metrics, y_true, y_pred):
         _kernels.LOOKUP_IDS[lookup],
         out,
         effective_n_threads(n * min(k_max, width)),
+        np.array([a.get("param", 0.0) for a in args], dtype=np.float64),
+        j_indptr,
+        j_ind,
     )
     return out
 
 
 def _restore_metric(cls, params):
     return cls(**params)
+
+
+def _aggregate(info, scores):
+    """The mean of ``scores`` as the metric's registry entry says (NaN for no scores): the
+    arithmetic mean, or the geometric mean of the scores floored at ``GEOMETRIC_FLOOR``."""
+    if not scores.size:
+        return float("nan")
+    if info is not None and info.aggregate == "geometric":
+        return float(np.exp(np.mean(_floored_log(scores))))
+    return float(np.mean(scores))
+
+
+def _floored_log(scores):
+    """log(max(score, GEOMETRIC_FLOOR)), NaN kept."""
+    with np.errstate(invalid="ignore"):
+        return np.log(np.maximum(scores, GEOMETRIC_FLOOR)) if scores.size else scores
 
 
 def _row_keys(raw_scores, nan_handling):
@@ -501,18 +617,23 @@ def _row_keys(raw_scores, nan_handling):
 
 
 def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_state,
-                      resampling="multinomial", keys=None):
+                      resampling="multinomial", keys=None, info=None):
     """Bootstrap result of the mean of ``scores`` (NaN scores: the undefined result).
 
-    ``keys``: the Poisson bootstrap's key of each score (None: positions)."""
+    ``keys``: the Poisson bootstrap's key of each score (None: positions). For a geometric
+    mean (``info.aggregate``), the logs are resampled and the result mapped back with exp:
+    the mean, the distribution and the interval (percentile and BCa intervals follow a
+    monotone map), with the standard error of the mapped distribution."""
     from rankereval.bootstrap import BootstrapResult, _check_resampling, bootstrap_mean
 
     resampling = _check_resampling(resampling)
     if np.isnan(scores).any():  # 'propagate' with NaN scores
         return BootstrapResult.undefined(n_resamples, confidence_level, method)
-    return bootstrap_mean(scores, n_resamples=n_resamples, confidence_level=confidence_level,
-                          method=method, random_state=random_state, resampling=resampling,
-                          keys=keys if resampling == "poisson" else None)
+    geometric = info is not None and info.aggregate == "geometric"
+    result = bootstrap_mean(_floored_log(scores) if geometric else scores, n_resamples=n_resamples,
+                            confidence_level=confidence_level, method=method, random_state=random_state,
+                            resampling=resampling, keys=keys if resampling == "poisson" else None)
+    return result._exp() if geometric else result
 
 
 def _normalise_name(text):

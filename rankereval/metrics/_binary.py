@@ -2,8 +2,11 @@
 
 Each needs :class:`~rankereval.BinaryLabels` (an item is relevant or not).
 """
-from rankereval._validation import check_flag, check_k
+from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.metrics._base import Metric, MetricInfo, _OptionalCutoffMetric
+
+
+_DENOMINATORS = ("min", "relevant")
 
 
 class _CutoffMetric(Metric):
@@ -243,11 +246,15 @@ class AP(_OptionalCutoffMetric):
     k : int or None, default=None
         Number of top results of each ranking to evaluate (an integer > 0); None evaluates
         the whole ranking, with :math:`Z = \| y_{true} \|_1` (trec_eval's ``map``).
+    denominator : {'min', 'relevant'}, default='min'
+        'min': :math:`Z = \min(k, \| y_{true} \|_1)`, so that a perfect top k scores 1;
+        'relevant': :math:`Z = \| y_{true} \|_1` (trec_eval's ``map_cut_k``, ranx's and
+        ir_measures' ``map@k``/``AP@k``; name ``ap@k[relevant]``). The same for ``k=None``.
 
     Raises
     ------
     ValueError
-        If k is not an integer > 0 or None.
+        If k is not an integer > 0 or None, or denominator is not 'min' or 'relevant'.
 
     Notes
     -----
@@ -262,7 +269,8 @@ class AP(_OptionalCutoffMetric):
     The denominator counts relevant items in the labels, not in the ranking: defining it by
     the retrieved items only would let AP be inflated by returning one relevant item at the
     top and filling the rest with irrelevant ones. (trec_eval's ``map_cut`` divides by
-    :math:`\| y_{true} \|_1`; the two agree when there are at most k relevant items.)
+    :math:`\| y_{true} \|_1`, which ``denominator='relevant'`` gives; the two agree when
+    there are at most k relevant items.)
 
     Edge cases:
 
@@ -288,8 +296,16 @@ class AP(_OptionalCutoffMetric):
     info = MetricInfo(
         name="ap", kernel="ap", cutoff="optional", aliases=("map", "averageprecision"),
         summary="AP@k: average precision (mean: MAP); no @k: the whole ranking, "
-                "trec_eval's map",
+                "trec_eval's map; ap@k[relevant]: divided by all relevant items (map_cut_k)",
+        choices={"denominator": _DENOMINATORS}, tokens={"relevant": ("denominator", "relevant")},
     )
+
+    def __init__(self, k=None, denominator="min"):
+        super().__init__(k)
+        self.denominator = check_choice(denominator, _DENOMINATORS, "denominator")
+
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k, "kernel": "ap" if self.denominator == "min" else "ap_relevant"}
 
 
 class Success(Metric):

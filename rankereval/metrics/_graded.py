@@ -1,11 +1,11 @@
-"""Graded-relevance metrics: DCG and NDCG (they read the label values)."""
+"""Graded-relevance metrics: DCG, NDCG, RBP and ERR (they read the label values)."""
 import numpy as np
 
 from rankereval import _kernels
 from rankereval._threads import effective_n_threads
-from rankereval._validation import check_choice, check_k
+from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.data import BinaryLabels
-from rankereval.metrics._base import Metric, MetricInfo
+from rankereval.metrics._base import Metric, MetricInfo, RealParam
 
 _SCALINGS = {"identity": 0, "power": 1}
 _LOG_BASES = {"e": np.log, "2": np.log2}
@@ -165,3 +165,162 @@ class NDCG(DCG):
 
     def _kernel_args(self, y_true, y_pred):
         return dict(super()._kernel_args(y_true, y_pred), norm=self._ideal(y_true))
+
+
+class RBP(Metric):
+    r"""Rank-biased precision (Moffat & Zobel 2008), graded or binary.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Number of top results of each ranking to evaluate (an integer > 0); None evaluates
+        the whole ranking. (First, as in every metric with a cutoff: write ``RBP(p=0.9)``.)
+    p : float, default=0.8
+        Persistence: the probability that the user goes on to the next rank, in (0, 1).
+    residual : bool, default=False
+        If True, the score is RBP's residual instead: the weight of every rank whose item
+        is not judged, within the top k and beyond it (needs labels with judgments).
+
+    Raises
+    ------
+    ValueError
+        If p is not in (0, 1), or k is not an integer > 0 or None.
+
+    Notes
+    -----
+    A user reads rank 1, then goes on to each next rank with probability p [MZ]_:
+
+    .. math::
+
+        \mathrm{RBP}_p@k(y) = (1 - p) \sum_{i=1}^{k'} \mathrm{rel}(y_i)\, p^{i - 1},
+        \qquad k' = \min(k, |y|),
+
+    with :math:`\mathrm{rel}` the label value: 1 for :class:`~rankereval.BinaryLabels`
+    (ir_measures' ``RBP(rel=1)``, by cwl_eval), the grade for
+    :class:`~rankereval.NumericLabels` (ir_measures' graded ``RBP``, by trectools, which
+    does not scale grades: graded RBP can exceed 1). :func:`rankereval.evaluate` hands it
+    the graded labels.
+
+    The residual is the weight RBP leaves unknown: that of the unjudged items of the top k'
+    and of every rank after k',
+
+    .. math::
+
+        \mathrm{res}_p@k(y) = 1 - (1 - p) \sum_{i \le k',\, y_i \text{ judged}} p^{i - 1},
+
+    so that binary RBP lies in :math:`[\mathrm{RBP}, \mathrm{RBP} + \mathrm{res}]` whatever
+    the unjudged items turn out to be (for grades up to g, :math:`\mathrm{RBP} + g \cdot
+    \mathrm{res}`).
+
+    Edge cases:
+
+    1. The ranking is empty: 0 (residual: 1).
+    2. There are no relevant items in ``y_true``: NaN (also for the residual).
+    3. ``residual=True`` with labels that carry no judgments: ValueError.
+
+    References
+    ----------
+    .. [MZ] A. Moffat and J. Zobel: "Rank-biased precision for measurement of retrieval
+       effectiveness". ACM Transactions on Information Systems 27(1), 2:1-2:27 (2008).
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, RBP
+    >>> y_true = BinaryLabels.from_positive_indices([[0, 2]]).with_judged([[0, 1, 2]])
+    >>> y_pred = Rankings.from_ranked_indices([[0, 1, 2, 3]])
+    >>> RBP(p=0.5).score(y_true, y_pred)  # 0.5 * (1 + 0.25)
+    array([0.625])
+    >>> RBP(p=0.5, residual=True).score(y_true, y_pred)  # 1 - 0.5 * (1 + 0.5 + 0.25)
+    array([0.125])
+    """
+
+    info = MetricInfo(
+        name="rbp", kernel="rbp", labels="graded", cutoff="optional", aliases=("rankbiasedprecision",),
+        summary="RBP@k[p=0.8]: rank-biased precision (graded or binary); [residual]: its residual",
+        reals={"p": RealParam(0.0, 1.0, (0.8, 0.5, 0.95), low_open=True, high_open=True)},
+        value_range=(0.0, float("inf")),
+    )
+
+    def __init__(self, k=None, p=0.8, residual=False):
+        self.k = check_k(k, allow_none=True)
+        self.p = self.info.reals["p"].check(p, "p")
+        self.residual = check_flag(residual, "residual")
+
+    def _kernel_args(self, y_true, y_pred):
+        n = y_pred.indices.shape[1] + 1
+        weights = (1.0 - self.p) * self.p ** np.arange(n, dtype=np.float64)
+        if self.residual:
+            return {"k": self.k, "disc": weights, "kernel": "rbp_residual", "judged": True}
+        return {"k": self.k, "disc": weights}
+
+
+class ERR(Metric):
+    r"""Expected reciprocal rank (Chapelle et al. 2009), graded.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Number of top results of each ranking to evaluate (an integer > 0); None evaluates
+        the whole ranking.
+    max_grade : float, default=4
+        The highest grade of the scale, :math:`g_{max}` (gdeval and ir_measures: 4). A
+        label above it is an error.
+
+    Raises
+    ------
+    ValueError
+        If k is not an integer > 0 or None, max_grade is not a number > 0, or a label
+        exceeds max_grade.
+
+    Notes
+    -----
+    A user stops at rank i, satisfied, with probability
+    :math:`R_i = (2^{g_i} - 1) / 2^{g_{max}}` [CM]_:
+
+    .. math::
+
+        \mathrm{ERR}@k(y) = \sum_{i=1}^{k'} \frac{R_i}{i} \prod_{j < i} (1 - R_j),
+        \qquad k' = \min(k, |y|),
+
+    with :math:`g_i` the grade of :math:`y_i` (1 for :class:`~rankereval.BinaryLabels`, 0
+    for an item without label). This is gdeval's ``err@k``, which ir_measures' ``ERR@k``
+    runs (with :math:`g_{max} = 4` fixed; gdeval prints 5 decimals).
+
+    Edge cases:
+
+    1. The ranking is empty: 0.
+    2. There are no items with relevance > 0 in ``y_true``: NaN (gdeval leaves such
+       queries out).
+
+    References
+    ----------
+    .. [CM] O. Chapelle, D. Metzler, Y. Zhang and P. Grinspan: "Expected reciprocal rank
+       for graded relevance". CIKM 2009.
+
+    Examples
+    --------
+    >>> from rankereval import NumericLabels, Rankings, ERR
+    >>> y_true = NumericLabels.from_matrix([[4, 0, 1]])
+    >>> # R = 15/16 at rank 1, then 1/16 at rank 3: 15/16 + (1/16) * (1/16) / 3
+    >>> ERR().score(y_true, Rankings.from_ranked_indices([[0, 1, 2]]))
+    array([0.93880208])
+    """
+
+    info = MetricInfo(
+        name="err", kernel="err", labels="graded", cutoff="optional", aliases=("expectedreciprocalrank",),
+        summary="ERR@k: expected reciprocal rank (graded; grades up to max_grade=4)",
+        undefined="its labels have no item with relevance > 0",
+        reals={"max_grade": RealParam(0.0, float("inf"), (4.0, 5.0), low_open=True)},
+    )
+
+    def __init__(self, k=None, max_grade=4.0):
+        self.k = check_k(k, allow_none=True)
+        self.max_grade = self.info.reals["max_grade"].check(max_grade, "max_grade")
+
+    def _kernel_args(self, y_true, y_pred):
+        if not isinstance(y_true, BinaryLabels) and y_true.values.size:
+            top = float(y_true.values.max())
+            if top > self.max_grade:
+                raise ValueError(f"ERR: a label of {top:g} exceeds max_grade={self.max_grade:g}; "
+                                 "give the scale's highest grade as max_grade")
+        return {"k": self.k, "param": 2.0 ** -self.max_grade}

@@ -6,10 +6,12 @@ A name is ``base[@k][[option,...]]``:
 * ``base``: a metric's canonical name or an alias (case-insensitive; ``_`` and ``-`` are
   ignored, so ``recip_rank`` is ``reciprocalrank``);
 * ``@k``: the cutoff, an integer > 0. A metric whose cutoff is optional and that is named
-  without one evaluates the whole ranking (``map`` is trec_eval's MAP);
+  without one evaluates the whole ranking (``map`` is trec_eval's MAP). A metric whose
+  registry entry says ``at=`` another parameter takes that one after ``@`` instead
+  (``iprec@0.1``: the recall level);
 * ``[...]``: parameters that differ from their defaults, comma-separated: a bool
-  parameter by its name (``truncated``), a choice by its token (``power``, ``log2``), or
-  any parameter as ``name=value``.
+  parameter by its name (``truncated``), a choice by its token (``power``, ``log2``,
+  ``relevant``), or any parameter as ``name=value`` (``rbp[p=0.9]``).
 """
 import inspect
 
@@ -38,7 +40,8 @@ def metric_names(aliases=False):
     >>> from rankereval.metrics import metric_names
     >>> metric_names()  # doctest: +NORMALIZE_WHITESPACE
     ['p', 'recall', 'f1', 'hitrate', 'ap', 'success', 'rr', 'meanranks', 'firstrelevantrank',
-     'dcg', 'ndcg', 'novelty', 'arp', 'tailshare', 'ild', 'coverage', 'entropy', 'gini']
+     'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
+     'bpref', 'judged', 'novelty', 'arp', 'tailshare', 'ild', 'coverage', 'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """
@@ -60,6 +63,15 @@ def _parse_value(cls, param, text, name):
         if low in ("false", "0", "no"):
             return False
         raise ValueError(f"metric {name!r}: {param} must be true or false, got {text!r}")
+    if param in cls.info.reals:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"metric {name!r}: {param} must be a number, got {text!r}") from None
+        try:
+            return cls.info.reals[param].check(value, param)
+        except ValueError as exc:
+            raise ValueError(f"metric {name!r}: {exc}") from None
     choices = cls.info.choices.get(param, ())
     if text in choices:
         return text
@@ -103,7 +115,7 @@ def from_name(name, defaults=None):
     >>> from_name("NDCG@10")
     NDCG(k=10, relevance_scaling='identity', log_base='e')
     >>> from_name("map")
-    AP(k=None)
+    AP(k=None, denominator='min')
     >>> from_name("p@5[truncated]")
     Precision(k=5, truncated=True)
     >>> from_name("ndcg@10[power]").name
@@ -125,7 +137,9 @@ def from_name(name, defaults=None):
                          f"{_valid_names()}")
     info = cls.info
     params = {}
-    if sep:
+    if sep and info.at != "k":
+        params[info.at] = _parse_value(cls, info.at, cut.strip(), name)
+    elif sep:
         if info.cutoff == "none":
             raise ValueError(f"metric {name!r}: {base.strip()} takes no cutoff (write it without @k)")
         try:
@@ -134,6 +148,11 @@ def from_name(name, defaults=None):
             raise ValueError(f"metric {name!r}: the cutoff after @ must be an integer > 0") from None
         if params["k"] <= 0:
             raise ValueError(f"metric {name!r}: the cutoff after @ must be an integer > 0")
+    elif info.at != "k":
+        at = inspect.signature(cls.__init__).parameters[info.at]
+        if at.default is at.empty:
+            raise ValueError(f"metric {name!r} needs its {info.at} after @, e.g. "
+                             f"{base.strip()}@{info.reals[info.at].examples[0]!r}")
     elif info.cutoff == "required":
         raise ValueError(f"metric {name!r} needs a cutoff, e.g. {base.strip()}@10")
     sig = inspect.signature(cls.__init__).parameters
@@ -145,9 +164,9 @@ def from_name(name, defaults=None):
             raise ValueError(f"metric {name!r}: {key} is data, not an option of the name; pass it "
                              f"as from_name(..., defaults={{{key!r}: ...}}) or build {cls.__name__} directly")
         if eq:
-            if key not in sig or key in ("self", "k"):
+            if key not in sig or key in ("self", "k", info.at):
                 raise ValueError(f"metric {name!r}: {cls.__name__} has no option {key!r}; options: "
-                                 f"{', '.join(p for p in sig if p not in ('self', 'k'))}")
+                                 f"{', '.join(p for p in sig if p not in ('self', 'k', info.at))}")
             params[key] = _parse_value(cls, key, value.strip(), name)
         elif key in info.tokens:
             key, params_value = info.tokens[key]
@@ -162,7 +181,7 @@ def from_name(name, defaults=None):
             raise ValueError(f"metric {name!r}: {key} is set twice")
         explicit.add(key)
     for key, value in (defaults or {}).items():
-        if key in sig and key not in ("self", "k") and key not in explicit:
+        if key in sig and key not in ("self", "k", info.at) and key not in explicit:
             params[key] = value
     missing = [p for p in info.inputs if p not in params and sig[p].default is inspect.Parameter.empty]
     if missing:
@@ -178,13 +197,13 @@ def format_name(metric):
     info = cls.info
     params = metric._params()
     out = info.name
-    if params.get("k") is not None:
-        out += f"@{params['k']}"
+    if params.get(info.at) is not None:
+        out += f"@{params[info.at]!r}"
     sig = inspect.signature(cls.__init__).parameters
     by_value = {(p, v): t for t, (p, v) in info.tokens.items()}
     opts = []
     for key, value in params.items():
-        if key == "k" or key in info.inputs or value is sig[key].default or value == sig[key].default:
+        if key in ("k", info.at) or key in info.inputs or value is sig[key].default or value == sig[key].default:
             continue
         if isinstance(value, bool):
             opts.append(key if value else f"{key}=false")

@@ -56,6 +56,26 @@ def _geometric_mean(values):
     return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
 
 
+def _metric_class(name):
+    """The metric class ``rankereval.metrics.<name>``, or None where this version has none."""
+    from rankereval import metrics
+
+    return getattr(metrics, name, None)
+
+
+def _lazy(name, **fixed):
+    """A builder of ``<name>(*args, **fixed)``, or None when this version has no such class
+    or the class lacks one of the ``fixed`` parameters."""
+    cls = _metric_class(name)
+    if cls is None:
+        return None
+    import inspect
+
+    if any(p not in inspect.signature(cls.__init__).parameters for p in fixed):
+        return None
+    return lambda *args: cls(*args, **fixed)
+
+
 @dataclass(frozen=True)
 class _Entry:
     """One trec_eval measure family: how its parameters read, its metric, its summary."""
@@ -66,7 +86,8 @@ class _Entry:
     build: object = None  # param -> Metric (or () -> Metric); None: unsupported
     aggregate: object = _mean
     integer: bool = False  # printed as an integer by trec_eval
-    unsupported: str = ""  # why rankereval does not compute it
+    unsupported: str = ""  # why rankereval does not compute it (when ``build`` is None)
+    per_query: bool = True  # trec_eval prints a value per query (gm_map: the summary only)
 
     def column(self, value):
         if self.param == "none":
@@ -82,19 +103,20 @@ _ENTRIES = [
     _Entry("runid", "none", unsupported="the run's tag, not a measure (rankereval does not read the tag)"),
     _Entry("num_q", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
-    _Entry("num_ret", "none", aggregate=_sum, integer=True,
+    _Entry("num_ret", "none", build=_lazy("NumRetrieved"), aggregate=_sum, integer=True,
            unsupported="NumRetrieved is not available in this version"),
-    _Entry("num_rel", "none", aggregate=_sum, integer=True,
+    _Entry("num_rel", "none", build=_lazy("NumRelevant"), aggregate=_sum, integer=True,
            unsupported="NumRelevant is not available in this version"),
-    _Entry("num_rel_ret", "none", aggregate=_sum, integer=True,
+    _Entry("num_rel_ret", "none", build=_lazy("NumRelevantRetrieved"), aggregate=_sum, integer=True,
            unsupported="NumRelevantRetrieved is not available in this version"),
     _Entry("map", "none", build=lambda: AP()),
-    _Entry("gm_map", "none", aggregate=_geometric_mean,
-           unsupported="the geometric mean of AP (GMAP) is not available in this version"),
-    _Entry("Rprec", "none", unsupported="RPrecision is not available in this version"),
-    _Entry("bpref", "none", unsupported="Bpref is not available in this version"),
+    # the geometric mean of the per-query AP (floored at MIN_GEO_MEAN), a summary only
+    # per query AP; the summary is their geometric mean, each floored at MIN_GEO_MEAN
+    _Entry("gm_map", "none", build=lambda: AP(), aggregate=_geometric_mean, per_query=False),
+    _Entry("Rprec", "none", build=_lazy("RPrecision"), unsupported="RPrecision is not available in this version"),
+    _Entry("bpref", "none", build=_lazy("Bpref"), unsupported="Bpref is not available in this version"),
     _Entry("recip_rank", "none", build=lambda: ReciprocalRank()),
-    _Entry("iprec_at_recall", "level", _RECALL_LEVELS,
+    _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=_lazy("InterpolatedPrecision"),
            unsupported="InterpolatedPrecision is not available in this version"),
     _Entry("P", "cutoff", _CUTOFFS, build=lambda k: Precision(k)),
     _Entry("relstring", "cutoff", (10,), unsupported="a string of relevance values, not a measure"),
@@ -112,7 +134,7 @@ _ENTRIES = [
     _Entry("ndcg_rel", "none", unsupported=_UNSUPPORTED),
     _Entry("Rndcg", "none", unsupported=_UNSUPPORTED),
     _Entry("ndcg_cut", "cutoff", _CUTOFFS, build=lambda k: NDCG(k)),
-    _Entry("map_cut", "cutoff", _CUTOFFS,
+    _Entry("map_cut", "cutoff", _CUTOFFS, build=_lazy("AP", denominator="relevant"),
            unsupported="AP@k divided by the number of relevant documents is not available in this "
                        "version (rankereval's map@k divides by min(k, R))"),
     _Entry("relative_P", "cutoff", _CUTOFFS, unsupported=_UNSUPPORTED),
@@ -158,12 +180,15 @@ class TrecMeasure:
         trec_eval's summary of the per-query values (mean, sum or geometric mean).
     integer : bool
         Whether trec_eval prints the values as integers.
+    per_query : bool
+        Whether trec_eval prints a value per query (not for ``gm_map``).
     """
 
     column: str
     metric: object
     aggregate: object
     integer: bool = False
+    per_query: bool = True
 
 
 def is_trec_name(name):
@@ -252,14 +277,14 @@ def trec_measures(name, unsupported="error"):
         if params is not None:
             raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes no parameters in rankereval "
                              "(trec_eval's gain parameters of ndcg are not supported)")
-        return [TrecMeasure(entry.base, entry.build(), entry.aggregate, entry.integer)]
+        return [TrecMeasure(entry.base, entry.build(), entry.aggregate, entry.integer, entry.per_query)]
     values = entry.defaults if params is None else [_parse_param(entry, p, name) for p in params]
     out, seen = [], set()
     for value in values:
         column = entry.column(value)
         if column not in seen:
             seen.add(column)
-            out.append(TrecMeasure(column, entry.build(value), entry.aggregate, entry.integer))
+            out.append(TrecMeasure(column, entry.build(value), entry.aggregate, entry.integer, entry.per_query))
     return out
 
 
@@ -302,14 +327,16 @@ def listing():
         example = entry.build() if entry.param == "none" else entry.build(entry.defaults[0])
         rk = example.name if entry.param == "none" else example.name.replace(
             f"@{entry.defaults[0]}", "@k")
-        note = {_sum: " (summary: sum over queries)", _geometric_mean: " (summary: geometric mean)"}.get(
-            entry.aggregate, "")
+        note = {_sum: " (summary: sum over queries)",
+                _geometric_mean: f" (per query: AP; summary: geometric mean, each value at least {MIN_GEO_MEAN:g})"
+                }.get(entry.aggregate, "")
         defaults = "" if entry.param == "none" else f" (default {entry.base}: " + ", ".join(
             entry.column(v) for v in entry.defaults) + ")"
         lines.append(f"  {form:<22} = {rk}{note}{defaults}")
     lines += ["", "where a name of rankereval differs from trec_eval's (or ranx / ir_measures'):", ""]
-    for example in (AP(100), NDCG(10, relevance_scaling="power"), Precision(10, truncated=True)):
-        lines.append(f"  {name_differences(example)}")
+    for example, label in ((AP(100), "map@100"), (NDCG(10, relevance_scaling="power"), None),
+                           (Precision(10, truncated=True), None)):
+        lines.append(f"  {name_differences(example, label)}")
     lines.append("  queries without relevant documents: trec_eval scores them 0 and counts them "
                  "(the command line's default, --nan-handling zerofill); the Python API returns NaN")
     return lines

@@ -8,7 +8,8 @@ Usage::
 the expected outputs, and its ``test/`` folder gives the inputs of the cases named
 ``test_*`` (copied here gzip-compressed). The cases named ``gen_*`` run trec_eval on files
 written by :func:`generate` (seeded): ties at 64-bit and at 32-bit precision, ``#`` comment
-lines, run lines with more than six fields, tabs, graded judgements (0-3), judged queries
+lines, run lines with more than six fields, tabs, graded judgements (0-3, and -1, which
+trec_eval reads as "in the pool but unjudged"), judged queries
 without relevant documents, queries only in the qrels or only in the run.
 
 Each case runs ``trec_eval -q -m all_trec`` with its flags (``-c``, ``-M``, ``-l``) and
@@ -56,7 +57,7 @@ def generate(seed=17, n_queries=30, n_docs=60):
             judged = rng.sample(docs, rng.randrange(1, n_docs // 2)) + [f"unret{q}_{i}" for i in range(rng.randrange(4))]
             no_relevant = q % 7 == 3
             for d in judged:
-                grade = 0 if no_relevant else rng.choice((0, 0, 0, 1, 1, 2, 3))
+                grade = 0 if no_relevant else rng.choice((0, 0, 0, 1, 1, 2, 3, -1))  # -1: in the pool, unjudged
                 sep = "\t" if rng.random() < 0.2 else " "
                 qrels.append(sep.join((qid, "0", d, str(grade))))
             if q % 5 == 1:
