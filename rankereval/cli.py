@@ -221,7 +221,7 @@ def _add_eval_options(p, default_seed=None):
     p.add_argument("--seed", type=int, default=default_seed,
                    help="random seed of the bootstrap (default: "
                         + ("fresh randomness" if default_seed is None else str(default_seed)) + ")")
-    p.add_argument("--n-items", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--n-items", type=_count, default=None, metavar="N",
                    help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
                         "documents that occur in the qrels or the run)")
     p.add_argument("-q", "--per-query", action="store_true", help="one row per query id")
@@ -472,7 +472,6 @@ def _metrics_listing():
 
 def _run(args, qrels, run, out, err):
     from rankereval.io import read_trec
-
     from rankereval.metrics import SystemMetric
 
     # UsageError before any file is read
