@@ -102,17 +102,24 @@ def test_memory_latency_and_thread_scaling(bench, tmp_path):
         assert sc["threads"]["1"]["omp_max_threads_seen"] == 1
 
 
-def test_compare_benchmark(tmp_path, capsys):
-    """benchmarks/bench_compare.py at --size tiny against scipy (ranx: numba compiles too long)."""
+def _run_script(filename, argv):
+    """Load benchmarks/<filename> as a module and run its main(argv); sys.path (which the
+    script extends with benchmarks/) is restored. Returns (module, main's return value)."""
     saved = list(sys.path)
-    spec = importlib.util.spec_from_file_location("rankereval_bench_compare", os.path.join(BENCH, "bench_compare.py"))
+    spec = importlib.util.spec_from_file_location("rankereval_" + filename[:-3], os.path.join(BENCH, filename))
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-        code = module.main(["--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200",
-                            "--resamples", "999", "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
+        return module, module.main(argv)
     finally:
         sys.path[:] = saved
+
+
+def test_compare_benchmark(tmp_path, capsys):
+    """benchmarks/bench_compare.py at --size tiny against scipy (ranx: numba compiles too long)."""
+    _, code = _run_script("bench_compare.py", [
+        "--size", "tiny", "--repeats", "1", "--peers", "scipy", "--scipy-b", "20,200", "--resamples", "999",
+        "--quiet", "--results-dir", str(tmp_path), "--name", "cmp"])
     assert code == 0
     with open(tmp_path / "cmp.json") as fh:
         res = json.load(fh)
@@ -125,6 +132,23 @@ def test_compare_benchmark(tmp_path, capsys):
         assert set(libs["scipy"]["measured"]) == {"20", "200"} and w["speedup"]["scipy"] > 0
 
 
+def test_beyond_benchmark(tmp_path, capsys):
+    """benchmarks/bench_beyond.py at --size tiny (Microsoft Recommenders, if importable, on 50 users)."""
+    module, _ = _run_script("bench_beyond.py", ["--size", "tiny", "--repeats", "1", "--recs-rows", "50",
+                                                "--recs-div-rows", "5", "--results-dir", str(tmp_path)])
+    with open(tmp_path / "beyond.json") as fh:
+        res = json.load(fh)
+    assert "ild@10 (64-d dense)" in module.table(res)
+    assert res["n_rows"] == 1000 and set(res["ratio_to_ndcg10"]) == set(res["per_ranking_s"])
+    assert res["ratio_to_ndcg10"]["ndcg@10"] == 1.0
+    assert {"coverage@10", "entropy@10", "gini@10", "gini[log2]@100"} <= set(res["system_s"])
+    assert 0 < res["values"]["coverage@10"] <= 1 and 0 <= res["values"]["gini@10"] < 1
+    for case in ("catalog_coverage", "distributional_coverage", "novelty", "diversity"):
+        if res["recommenders"] is not None:
+            got = res["recommenders"][case]
+            assert got["rankereval_value"] == pytest.approx(got["recommenders_value"], rel=1e-9)
+
+
 def test_trec_eval_benchmark(tmp_path, capsys):
     """benchmarks/bench_trec_eval.py on a tiny run, with rankereval itself standing in for the
     trec_eval binary (a script taking trec_eval's arguments: -m official QRELS RUN)."""
@@ -132,16 +156,9 @@ def test_trec_eval_benchmark(tmp_path, capsys):
     fake = tmp_path / "fake_trec_eval"
     fake.write_text(f"#!/bin/sh\nexec {sys.executable} -m rankereval evaluate -f trec --quiet \"$@\"\n")
     fake.chmod(0o755)
-    saved = list(sys.path)
-    spec = importlib.util.spec_from_file_location("rankereval_bench_trec_eval",
-                                                  os.path.join(BENCH, "bench_trec_eval.py"))
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        code = module.main(["--trec-eval", str(fake), "--queries", "20", "--docs", "10", "--repeats", "1",
-                            "--dir", str(tmp_path / "data"), "--results-dir", str(tmp_path), "--name", "te"])
-    finally:
-        sys.path[:] = saved
+    module, code = _run_script("bench_trec_eval.py", [
+        "--trec-eval", str(fake), "--queries", "20", "--docs", "10", "--repeats", "1",
+        "--dir", str(tmp_path / "data"), "--results-dir", str(tmp_path), "--name", "te"])
     assert code == 0
     with open(tmp_path / "te.json") as fh:
         res = json.load(fh)

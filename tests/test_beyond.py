@@ -157,6 +157,8 @@ def test_entropy_and_gini_of_even_and_concentrated_exposure():
     assert DistributionalCoverage(2).compute(even) == 2.0
     assert DistributionalCoverage(2, n_items=4, normalize=True).compute(even) == 1.0
     assert GiniIndex(2, 4).compute(even) == 0.0
+    for m in (GiniIndex(2, 4), GiniIndex(2, 4, "log2"), CatalogCoverage(2, 4), DistributionalCoverage(2)):
+        assert type(m.compute(even)) is float
     one = _rankings([[5], [5], [5]])
     assert DistributionalCoverage(1).compute(one) == 0.0
     assert GiniIndex(1, 10).compute(one) == pytest.approx(0.9)  # (n - 1) / n

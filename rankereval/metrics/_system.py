@@ -328,5 +328,5 @@ class GiniIndex(SystemMetric):
             weighted = float(np.dot(values.astype(np.float64), m * before + m * (m + 1) / 2))
         else:
             weighted = float(np.dot(np.arange(1, n + 1, dtype=np.float64), np.sort(exposure)))
-        g = (2.0 * weighted - (n + 1) * total) / (n * total)
+        g = float((2.0 * weighted - (n + 1) * total) / (n * total))
         return min(max(g, 0.0), 1.0)
