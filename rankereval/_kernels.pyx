@@ -148,23 +148,17 @@ cdef inline bint _undefined(int metric, Py_ssize_t n_rel, Py_ssize_t n_judged) n
 cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
                            const float64_t* norm, Py_ssize_t lrow, Py_ssize_t n_rel, Py_ssize_t length,
                            const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
-                           const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
-                           Py_ssize_t n_jhits, Py_ssize_t n_judged) noexcept nogil:
+                           const float64_t* vals, bint binary) noexcept nogil:
     """One metric's value for one ranking from the hits of the lookup (made up to the largest
     cutoff of the call): the hits within this metric's cutoff, its reduction, and NDCG's
-    division by the ideal DCG (``norm``, NULL for the others). ``jhit_rank``: the ranks of
-    the judged items (for the reductions in JUDGED_IDS; else unused)."""
+    division by the ideal DCG (``norm``, NULL for the others). The metrics from AP_RELEVANT
+    on go through ``_finish_more``."""
     cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     cdef double v
-    if _undefined(metric, n_rel, n_judged):
+    if _undefined(metric, n_rel, 0):
         return NAN
     while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
         n_hits -= 1
-    if metric >= AP_RELEVANT:  # the reductions of trec_eval's measures, RBP and ERR
-        while n_jhits > 0 and jhit_rank[n_jhits - 1] >= kk:
-            n_jhits -= 1
-        return _reduce_more(metric, hit_rank, hit_pos, n_hits, n_rel, kk, vals, disc, binary, param,
-                            jhit_rank, n_jhits, n_judged)
     v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated, vals, disc, power, binary)
     if norm != NULL:
         # DCG <= IDCG exactly, but the two sums round differently: a near-ideal ranking of
@@ -172,6 +166,24 @@ cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, 
         # gives 0, as the definition says.
         v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
     return v
+
+
+cdef double _finish_more(int metric, Py_ssize_t k, const float64_t* disc, Py_ssize_t n_rel,
+                         Py_ssize_t length, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
+                         const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
+                         Py_ssize_t n_jhits, Py_ssize_t n_judged) noexcept nogil:
+    """``_finish`` of the reductions of trec_eval's measures, Judged, RBP's residual and ERR
+    (ids from AP_RELEVANT on): apart, so that the older metrics' path stays as it was.
+    ``jhit_rank``: the ranks of the judged items (for JUDGED_IDS; else unused)."""
+    cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
+    if _undefined(metric, n_rel, n_judged):
+        return NAN
+    while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
+        n_hits -= 1
+    while n_jhits > 0 and jhit_rank[n_jhits - 1] >= kk:
+        n_jhits -= 1
+    return _reduce_more(metric, hit_rank, hit_pos, n_hits, n_rel, kk, vals, disc, binary, param,
+                        jhit_rank, n_jhits, n_judged)
 
 
 cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel,
@@ -480,17 +492,26 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                             n_jhits = re_scan_hits(row, kk, jlab, n_judged, n_ids, jhit_rank, False)
                 # every metric reduces the hits within its own cutoff (hits are in rank order)
                 if n_metrics == 1:  # one metric: no loop, all hits are within its cutoff
-                    out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
-                                        hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary,
-                                        param0, jhit_rank, n_jhits, n_judged)
+                    if metric0 >= AP_RELEVANT:
+                        out[i, 0] = _finish_more(metric0, k0, dp, n_rel, length, hit_rank, hit_pos, n_hits,
+                                                 vals + ls if vals != NULL else NULL, binary, param0,
+                                                 jhit_rank, n_jhits, n_judged)
+                    else:
+                        out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
+                                            hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary)
                 else:
                     for m in range(n_metrics):
-                        out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
-                                            dp + m * n_disc if dp != NULL else NULL,
-                                            np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
-                                            lrow, n_rel, length, hit_rank, hit_pos, n_hits,
-                                            vals + ls if vals != NULL else NULL, binary,
-                                            prm[m], jhit_rank, n_jhits, n_judged)
+                        if mp[m] >= AP_RELEVANT:
+                            out[i, m] = _finish_more(mp[m], kp[m], dp + m * n_disc if dp != NULL else NULL,
+                                                     n_rel, length, hit_rank, hit_pos, n_hits,
+                                                     vals + ls if vals != NULL else NULL, binary, prm[m],
+                                                     jhit_rank, n_jhits, n_judged)
+                        else:
+                            out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
+                                                dp + m * n_disc if dp != NULL else NULL,
+                                                np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
+                                                lrow, n_rel, length, hit_rank, hit_pos, n_hits,
+                                                vals + ls if vals != NULL else NULL, binary)
         free(bits)
         free(hit_rank)
         free(hit_pos)

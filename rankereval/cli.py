@@ -100,6 +100,9 @@ def parse_metrics(texts, args, n_items=None):
             continue
         try:
             metrics[name] = from_name(name, defaults=defaults)
+            shared = _trec_twin(name, metrics[name])
+            if shared is not None:  # e.g. num_rel: trec_eval's summary (a sum) and printing
+                trec[name] = shared
             continue
         except ValueError as exc:
             if not is_trec_name(name):
@@ -113,6 +116,19 @@ def parse_metrics(texts, args, n_items=None):
                 metrics[m.column] = m.metric
                 trec[m.column] = m
     return metrics, trec
+
+
+def _trec_twin(name, metric):
+    """The TrecMeasure of ``name`` when trec_eval spells a measure so and it is ``metric``."""
+    from rankereval.metrics._trec_names import is_trec_name, trec_measures
+
+    if not is_trec_name(name):
+        return None
+    try:
+        measures = trec_measures(name)
+    except ValueError:
+        return None
+    return measures[0] if len(measures) == 1 and measures[0].metric == metric else None
 
 
 # ----------------------------------------------------------------------------------------

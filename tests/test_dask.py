@@ -197,6 +197,7 @@ def test_arrays_equal_in_memory(client):
 
     rows = np.repeat(np.arange(n), (lab >= 0).sum(1))
     numeric = NumericLabels.from_matrix(sp.csr_matrix((grades[lab >= 0], (rows, lab[lab >= 0])), shape=(n, 40)))
+    numeric = numeric.with_judged(numeric)  # from_arrays: every listed item is judged
     y_pred = rankereval.Rankings.from_ranked_indices(ranks, pad=-1)
     chunks = (7, 0, 20, 1, 22)
     for graded in (False, True):
@@ -208,6 +209,7 @@ def test_arrays_equal_in_memory(client):
         else:
             data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, k)))
             binary = rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab])
+            binary = binary.with_judged(binary)
             metrics = {k_: v for k_, v in METRICS.items() if v.info.labels == "binary"}
             want = rankereval.evaluate(binary, y_pred, metrics, resampling="poisson", **opts)
         got = compute(rd.evaluate(data, metrics=METRICS if graded else metrics, **opts), scores=True)
@@ -310,6 +312,34 @@ def test_mixed_id_types_are_refused(client, frames):
     dr = dd.from_delayed([dask.delayed(run_i), dask.delayed(run_s)], meta=run_s.iloc[:0], verify_meta=False)
     with pytest.raises(ValueError, match=r"query ids are ints in partition 0 but strs in partition 1"):
         rd.evaluate(dl, dr, ["ap"]).compute()
+
+
+def test_nested_parquet_errors_name_the_partition(client, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(root, run_parts, label_parts):
+        for side, parts in (("run", run_parts), ("labels", label_parts)):
+            os.makedirs(root / side)
+            for p, (queries, items) in enumerate(parts):
+                pq.write_table(pa.table({"query": queries, "item": pa.array(items, pa.list_(pa.int32()))}),
+                               root / side / f"part-{p}.parquet")
+
+    # query 5 in both file pairs
+    write(tmp_path / "a", [([1, 5], [[1, 2], [3]]), ([5, 7], [[2], [4, 1]])],
+          [([1, 5], [[1], [3]]), ([5, 7], [[2], [4]])])
+    with pytest.raises(ValueError, match=r"query id 5\) is in partitions 0 and 1"):
+        rd.evaluate(rd.read_parquet(tmp_path / "a" / "labels", tmp_path / "a" / "run"), ["ap"]).compute()
+    # query 3 twice in one run file
+    write(tmp_path / "b", [([3, 3], [[1], [2]])], [([3], [[1]])])
+    with pytest.raises(ValueError, match=r"partition 0: query 3 has two rows in the run file"):
+        rd.evaluate(rd.read_parquet(tmp_path / "b" / "labels", tmp_path / "b" / "run"), ["ap"]).compute()
+    # a duplicate item within a query's labels
+    write(tmp_path / "c", [([3], [[1, 2]])], [([3], [[2, 2]])])
+    with pytest.raises(ValueError, match=r"partition 0 .*duplicate label item 2"):
+        rd.evaluate(rd.read_parquet(tmp_path / "c" / "labels", tmp_path / "c" / "run"), ["ap"]).compute()
+    with pytest.raises(ValueError, match="2 Parquet files but run_path has 1"):
+        rd.read_parquet(tmp_path / "a" / "labels", tmp_path / "b" / "run")
 
 
 def test_bad_arguments(client, frames):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankereval import AP, NDCG, Precision, Recall, ReciprocalRank, Success
+from rankereval import AP, GMAP, NDCG, Precision, Recall, ReciprocalRank, Success
 from rankereval.cli import main
 from rankereval.metrics import from_name
 from rankereval.metrics._trec_names import (
@@ -61,9 +61,8 @@ def test_default_cutoffs_and_sets():
     assert [m.column for m in trec_measures("P")] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
     official = [m.column for m in trec_measures("official")]
     assert {"map", "gm_map", "recip_rank"} <= set(official) and official[-1] == "P_1000"
-    gm = trec_measures("gm_map")[0]  # per query AP, summarised by the floored geometric mean
-    assert gm.metric == AP() and not gm.per_query
-    assert gm.aggregate(np.array([0.0, 0.5])) == pytest.approx(np.sqrt(1e-5 * 0.5))
+    gm = trec_measures("gm_map")[0]  # AP per query, averaged geometrically; a summary only
+    assert gm.metric == GMAP() and not gm.per_query
     every = [m.column for m in trec_measures("all_trec")]
     assert "ndcg_cut_1000" in every and "success_10" in every and len(every) == len(set(every))
     # what is not computed is named, with a reason, for both sets
@@ -78,7 +77,7 @@ def test_default_cutoffs_and_sets():
 
 @pytest.mark.parametrize("name,match", [
     ("P.0", "integer cutoffs > 0"), ("P.x", "integer cutoffs > 0"),
-    ("iprec_at_recall.2", "not supported"), ("infAP", "not supported"),
+    ("iprec_at_recall.2", "between 0 and 1"), ("infAP", "not supported"), ("rbp", "not supported"),
     ("ndcg.1=3,2=9", "takes no parameters"),
 ])
 def test_bad_or_unsupported_trec_names(name, match):
@@ -153,6 +152,25 @@ def test_zerofill_default_and_note(capsys, pair):
     assert out.splitlines()[2].split() == ["p@1", "0.5000", "2"]
     code, out, _ = cli(capsys, "evaluate", qrels, run, "-m", "p@1", "--nan-handling", "propagate", "-f", "json")
     assert json.loads(out)["p@1"]["mean"] is None
+
+
+def test_trec_eval_summaries_of_names_both_grammars_know(capsys, pair):
+    """num_rel is a name of ours too: spelt as trec_eval's it gets trec_eval's summary (a sum,
+    printed as an integer); gm_map's is the geometric mean, and no per-query line."""
+    qrels, run = pair
+    code, out, _ = cli(capsys, "evaluate", qrels, run, "-m", "num_rel,num_ret,gm_map", "-q", "-f", "trec")
+    lines = out.splitlines()
+    assert "num_rel               \tall\t2" in lines and "num_ret               \tall\t5" in lines
+    assert "num_rel               \ta\t2" in lines
+    assert not any(line.startswith("gm_map ") and "\tall\t" not in line for line in lines)
+    gm = float([line for line in lines if line.startswith("gm_map ")][0].split("\t")[2])
+    assert gm == pytest.approx(np.exp((np.log(AP().score(*_labels_rankings(qrels, run))[0]) + np.log(1e-5)) / 2),
+                               abs=5e-5)
+
+
+def _labels_rankings(qrels, run):
+    data = read_trec(qrels, run)
+    return data.binary_labels, data.rankings
 
 
 def test_footnote_on_names_that_differ(capsys, pair):

@@ -49,8 +49,9 @@ def _empty_block(kinds, seen, graded):
     import scipy.sparse as sp
 
     empty = sp.csr_matrix((0, 0))
-    return _Block(None if graded else BinaryLabels.from_matrix(empty),
-                  NumericLabels.from_matrix(empty) if graded else None,
+    judged = BinaryLabels.from_matrix(empty)  # (no rows: nothing judged, as in every other block's form)
+    return _Block(None if graded else judged.with_judged(judged),
+                  NumericLabels.from_matrix(empty).with_judged(judged) if graded else None,
                   Rankings.from_ranked_indices(np.empty((0, 0), dtype=np.int64), pad=-1),
                   np.empty(0, dtype=np.int64 if kinds.get("query") != "str" else str), kinds, seen)
 
@@ -236,12 +237,13 @@ def _padded_labels(ids, grades, p, offset):
     n_items = int(indices.max()) + 1 if indices.size else 0
     import scipy.sparse as sp
 
+    # every listed item is judged (grade 0: judged not relevant), as rankereval.io reads them
+    judged = BinaryLabels.from_matrix(sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n_items)))
     if grades is None:
-        m = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n_items))
-        return BinaryLabels.from_matrix(m), None
+        return judged.with_judged(judged), None
     vals = np.take_along_axis(grades, order, axis=1)[keep]
     m = sp.csr_matrix((vals, indices, indptr), shape=(n, n_items))
-    return None, NumericLabels.from_matrix(m)
+    return None, NumericLabels.from_matrix(m).with_judged(judged)
 
 
 def _load_arrays(label_ids, grades, rankings, p, offset):
@@ -364,17 +366,17 @@ def _load_parquet(labels_file, run_file, p, options):
             g_off, grades = _nested(lab.column(lab_col))
             if not np.array_equal(g_off, l_off):
                 raise PartitionError(f"partition {p}: the lists of {lab_col!r} and {it!r} differ in length")
-        if lq.shape != rq.shape or not np.array_equal(lq, rq):
-            # as trec_eval and from_dataframes(missing='drop', extra='drop'): only queries in both
-            common, li, ri = np.intersect1d(lq, rq, assume_unique=False, return_indices=True)
-            for ids, name in ((lq, "labels"), (rq, "run")):
-                if np.unique(ids).shape[0] != ids.shape[0]:
-                    raise PartitionError(f"partition {p}: a query has two rows in the {name} file")
+        same = lq.shape == rq.shape and np.array_equal(lq, rq)
+        for ids, name in ((lq, "labels"), (rq, "run")) if not same else ((rq, "run"),):
+            repeated = _first_repeated(ids)
+            if repeated is not None:
+                raise PartitionError(f"partition {p}: query {repeated!r} has two rows in the {name} file")
+        if same:
+            common, li, ri, seen = rq, None, None, None
         else:
-            if np.unique(rq).shape[0] != rq.shape[0]:
-                raise PartitionError(f"partition {p}: a query has two rows in the run file")
-            common, li, ri = rq, None, None
-        seen = np.union1d(lq, rq)
+            # as trec_eval and from_dataframes(missing='drop', extra='drop'): only queries in both
+            common, li, ri = np.intersect1d(lq, rq, assume_unique=True, return_indices=True)
+            seen = np.union1d(lq, rq)
         if common.shape[0] == 0:
             return _empty_block(kinds, seen, graded=grades is not None)
         rankings = _ragged_rankings(r_off, r_items, ri)
@@ -384,6 +386,15 @@ def _load_parquet(labels_file, run_file, p, options):
     except (TypeError, ValueError, KeyError) as exc:
         raise PartitionError(f"partition {p} ({labels_file}, {run_file}): {exc}") from exc
     return _Block(binary, numeric, rankings, common, kinds, seen)
+
+
+def _first_repeated(ids):
+    """An id that occurs twice in ``ids``, or None (ids written in order need no sort)."""
+    if ids.shape[0] < 2 or (ids.dtype.kind in "iu" and (ids[1:] > ids[:-1]).all()):
+        return None
+    s = np.sort(ids)
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    return s[dup[0]].item() if dup.size else None
 
 
 def _select(offsets, rows, *columns):
@@ -427,7 +438,8 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
     n_items = max(int(items.max()) + 1 if items.size else 0,
                   int(rankings.indices.max()) + 1 if rankings.indices.size else 0)
     values = np.ones(items.shape[0]) if grades is None else np.asarray(selected[1], dtype=np.float64)
-    m = sp.csr_matrix((values, items, offsets), shape=(n, n_items))
+    # a copy: Arrow's buffers are read-only, and sum_duplicates works in place
+    m = sp.csr_matrix((values, items, offsets), shape=(n, n_items), copy=True)
     before = m.nnz
     m.sum_duplicates()
     if m.nnz != before:
@@ -436,9 +448,11 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
         same = (rows_of[order][1:] == rows_of[order][:-1]) & (items[order][1:] == items[order][:-1])
         r = int(rows_of[order][1:][same][0])
         raise ValueError(f"duplicate label item {int(items[order][1:][same][0])} in the labels of row {r}")
+    # every listed item is judged (grade 0: judged not relevant), as rankereval.io reads them
+    judged = BinaryLabels.from_matrix(sp.csr_matrix((np.ones(m.nnz), m.indices, m.indptr), shape=m.shape))
     if grades is None:
-        return BinaryLabels.from_matrix(m), None
-    return None, NumericLabels.from_matrix(m)
+        return BinaryLabels.from_matrix(m).with_judged(judged), None
+    return None, NumericLabels.from_matrix(m).with_judged(judged)
 
 
 def read_parquet(labels_path, run_path, *, query_col="query", item_col="item", label_col="label",
@@ -754,7 +768,8 @@ class DaskEvaluation:
             p1, p2, key_hash = split
             a, b = dask.compute(self._tables[p1], self._tables[p2], **kwargs)
             query = a.seen[a.seen_hashes == key_hash]
-            which = f"query id {query[0]!r}" if query.size else f"key hash {key_hash:#018x}"
+            q = query[0].item() if query.size and isinstance(query[0], np.generic) else (query[0] if query.size else None)
+            which = f"query id {q!r}" if query.size else f"key hash {key_hash:#018x}"
             raise PartitionError(_split_message(p1, p2, which)) from None
         n_boot, conf = self._bootstrap if self._bootstrap is not None else (None, None)
         means, intervals, n_used, n_undefined, notes = _summarise(

@@ -86,7 +86,7 @@ __all__ = [
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
-for _obj in (Metric, MetricInfo, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
+for _obj in (Metric, MetricInfo, RealParam, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
              long_tail_items, *_registered(everything=True)):
     _obj.__module__ = __name__
 del _obj

@@ -14,8 +14,8 @@ Two conventions of trec_eval live outside the metrics and are the command line's
 * a query whose judgements hold no relevant document scores 0 in trec_eval and counts in
   its mean (rankereval's metrics are NaN there; ``nan_handling="zerofill"`` is the same);
 * trec_eval's summary line (``all``) is the mean over queries, except for the counts
-  (``num_ret``, ``num_rel``, ``num_rel_ret``: the sum) and ``gm_map`` (the geometric mean
-  with a floor of 1e-5): :attr:`TrecMeasure.aggregate` says which.
+  (``num_ret``, ``num_rel``, ``num_rel_ret``: the sum, :attr:`TrecMeasure.aggregate`) and
+  ``gm_map`` (:class:`~rankereval.GMAP`, whose mean is geometric).
 
 Examples
 --------
@@ -33,13 +33,12 @@ import numpy as np
 from rankereval.metrics._binary import AP, HitRate, Precision, Recall, Success
 from rankereval.metrics._graded import NDCG
 from rankereval.metrics._rank import ReciprocalRank
+from rankereval.metrics._trec import (
+    GMAP, Bpref, InterpolatedPrecision, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
 
 #: trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut, relative_P, Rprec_mult...
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-#: floor of the values whose logarithm gm_map averages (trec_eval's MIN_GEO_MEAN)
-MIN_GEO_MEAN = 1e-5
 
 
 def _mean(values):
@@ -48,32 +47,6 @@ def _mean(values):
 
 def _sum(values):
     return float(np.sum(values))
-
-
-def _geometric_mean(values):
-    if not len(values):
-        return math.nan
-    return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
-
-
-def _metric_class(name):
-    """The metric class ``rankereval.metrics.<name>``, or None where this version has none."""
-    from rankereval import metrics
-
-    return getattr(metrics, name, None)
-
-
-def _lazy(name, **fixed):
-    """A builder of ``<name>(*args, **fixed)``, or None when this version has no such class
-    or the class lacks one of the ``fixed`` parameters."""
-    cls = _metric_class(name)
-    if cls is None:
-        return None
-    import inspect
-
-    if any(p not in inspect.signature(cls.__init__).parameters for p in fixed):
-        return None
-    return lambda *args: cls(*args, **fixed)
 
 
 @dataclass(frozen=True)
@@ -103,21 +76,18 @@ _ENTRIES = [
     _Entry("runid", "none", unsupported="the run's tag, not a measure (rankereval does not read the tag)"),
     _Entry("num_q", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
-    _Entry("num_ret", "none", build=_lazy("NumRetrieved"), aggregate=_sum, integer=True,
-           unsupported="NumRetrieved is not available in this version"),
-    _Entry("num_rel", "none", build=_lazy("NumRelevant"), aggregate=_sum, integer=True,
-           unsupported="NumRelevant is not available in this version"),
-    _Entry("num_rel_ret", "none", build=_lazy("NumRelevantRetrieved"), aggregate=_sum, integer=True,
-           unsupported="NumRelevantRetrieved is not available in this version"),
+    _Entry("num_ret", "none", build=lambda: NumRetrieved(), aggregate=_sum, integer=True),
+    _Entry("num_rel", "none", build=lambda: NumRelevant(), aggregate=_sum, integer=True),
+    _Entry("num_rel_ret", "none", build=lambda: NumRelevantRetrieved(), aggregate=_sum, integer=True),
     _Entry("map", "none", build=lambda: AP()),
     # the geometric mean of the per-query AP (floored at MIN_GEO_MEAN), a summary only
-    # per query AP; the summary is their geometric mean, each floored at MIN_GEO_MEAN
-    _Entry("gm_map", "none", build=lambda: AP(), aggregate=_geometric_mean, per_query=False),
-    _Entry("Rprec", "none", build=_lazy("RPrecision"), unsupported="RPrecision is not available in this version"),
-    _Entry("bpref", "none", build=_lazy("Bpref"), unsupported="Bpref is not available in this version"),
+    # AP per query, averaged geometrically (GMAP's registry entry: its mean is geometric)
+    _Entry("gm_map", "none", build=lambda: GMAP(), per_query=False),
+    _Entry("Rprec", "none", build=lambda: RPrecision()),
+    # needs the judged non-relevant documents: the readers keep every judged document
+    _Entry("bpref", "none", build=lambda: Bpref()),
     _Entry("recip_rank", "none", build=lambda: ReciprocalRank()),
-    _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=_lazy("InterpolatedPrecision"),
-           unsupported="InterpolatedPrecision is not available in this version"),
+    _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=lambda x: InterpolatedPrecision(x)),
     _Entry("P", "cutoff", _CUTOFFS, build=lambda k: Precision(k)),
     _Entry("relstring", "cutoff", (10,), unsupported="a string of relevance values, not a measure"),
     _Entry("recall", "cutoff", _CUTOFFS, build=lambda k: Recall(k)),
@@ -134,9 +104,8 @@ _ENTRIES = [
     _Entry("ndcg_rel", "none", unsupported=_UNSUPPORTED),
     _Entry("Rndcg", "none", unsupported=_UNSUPPORTED),
     _Entry("ndcg_cut", "cutoff", _CUTOFFS, build=lambda k: NDCG(k)),
-    _Entry("map_cut", "cutoff", _CUTOFFS, build=_lazy("AP", denominator="relevant"),
-           unsupported="AP@k divided by the number of relevant documents is not available in this "
-                       "version (rankereval's map@k divides by min(k, R))"),
+    # AP of the top k divided by R (rankereval's map@k divides by min(k, R))
+    _Entry("map_cut", "cutoff", _CUTOFFS, build=lambda k: AP(k, denominator="relevant")),
     _Entry("relative_P", "cutoff", _CUTOFFS, unsupported=_UNSUPPORTED),
     _Entry("success", "cutoff", (1, 5, 10), build=lambda k: Success(k)),
     _Entry("set_P", "none", unsupported=_UNSUPPORTED),
@@ -145,8 +114,10 @@ _ENTRIES = [
     _Entry("set_map", "none", unsupported=_UNSUPPORTED),
     _Entry("set_F", "none", unsupported=_UNSUPPORTED),
     _Entry("num_nonrel_judged_ret", "none", integer=True, aggregate=_sum, unsupported=_UNSUPPORTED),
-    _Entry("rbp", "none", unsupported="RBP is not available in this version"),
-    _Entry("rbp_resid", "none", unsupported="RBP's residual is not available in this version"),
+    # not RBP(p=0.9): trec_eval divides each query's grades by the largest (gains in [0, 1])
+    _Entry("rbp", "none", unsupported="trec_eval's rbp scales each query's grades into [0, 1]; "
+                                      "rankereval's RBP uses them as they are (the same with 0/1 grades)"),
+    _Entry("rbp_resid", "none", unsupported="see rbp"),
     _Entry("unj", "cutoff", (5, 10, 20), unsupported=_UNSUPPORTED),
 ]
 
@@ -177,7 +148,8 @@ class TrecMeasure:
         The metric whose per-query values are trec_eval's (with ``nan_handling="zerofill"``
         for queries without relevant documents).
     aggregate : callable
-        trec_eval's summary of the per-query values (mean, sum or geometric mean).
+        trec_eval's summary of the per-query values where it is not the metric's own mean
+        (the sum of the counts); ``_mean`` means the metric's mean.
     integer : bool
         Whether trec_eval prints the values as integers.
     per_query : bool
@@ -327,9 +299,8 @@ def listing():
         example = entry.build() if entry.param == "none" else entry.build(entry.defaults[0])
         rk = example.name if entry.param == "none" else example.name.replace(
             f"@{entry.defaults[0]}", "@k")
-        note = {_sum: " (summary: sum over queries)",
-                _geometric_mean: f" (per query: AP; summary: geometric mean, each value at least {MIN_GEO_MEAN:g})"
-                }.get(entry.aggregate, "")
+        note = " (summary: sum over queries)" if entry.aggregate is _sum else (
+            " (summary: geometric mean)" if example.info.aggregate == "geometric" else "")
         defaults = "" if entry.param == "none" else f" (default {entry.base}: " + ", ".join(
             entry.column(v) for v in entry.defaults) + ")"
         lines.append(f"  {form:<22} = {rk}{note}{defaults}")
