@@ -417,7 +417,10 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     cdef const float64_t* norm0 = np_ if dvp[0] else NULL
     cdef const float64_t* prm = &params[0]
     cdef double param0 = prm[0]
+    cdef const label_idx_t* jptr = &j_indptr[0] if need_judged else NULL
+    cdef bint jneed
     with nogil, parallel(num_threads=n_threads):
+        jneed = need_judged  # private to the thread: kept in a register in the row loop
         bits = NULL
         jhit_rank = NULL
         jhit_pos = NULL
@@ -453,10 +456,9 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                 n_hits = 0
                 n_jhits = 0
                 n_judged = 0
-                js = 0
-                if need_judged:
-                    js = j_indptr[lrow]
-                    n_judged = j_indptr[lrow + 1] - js
+                if jneed:
+                    js = jptr[lrow]
+                    n_judged = jptr[lrow + 1] - js
                     if js < 0 or n_judged < 0 or js + n_judged > j_nnz:
                         for m in range(n_metrics):
                             out[i, m] = NAN
@@ -484,7 +486,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                     if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
                         for j in range(n_hits):
                             hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
-                    if need_judged:  # the judged items: a second lookup, in the row's judged ids
+                    if jneed:  # the judged items: a second lookup, in the row's judged ids
                         jlab = &j_ind[js]
                         if lookup == SEARCH or (lookup == AUTO and _choose(kk, n_judged, False) == SEARCH):
                             n_jhits = re_search_hits(row, kk, jlab, n_judged, jhit_rank, jhit_pos, False)

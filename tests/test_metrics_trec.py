@@ -272,6 +272,11 @@ def test_gmap_mean_bootstrap_evaluate_and_compare():
     ev = evaluate(y, r, [GMAP(), AP()], nan_handling="zerofill")
     assert ev.means["gmap"] == pytest.approx(want, rel=1e-12)
     assert ev.means["ap"] == pytest.approx((1 + 1 / 3) / 4, rel=1e-12)
+    # the Poisson bootstrap sums the floored logs (the partial sums rankereval.dask merges)
+    ev = evaluate(y, r, [GMAP()], nan_handling="zerofill", conf_interval=True, resampling="poisson",
+                  random_state=0, n_bootstrap_samples=200)
+    low, high = ev.conf_intervals["gmap"]
+    assert ev.means["gmap"] == pytest.approx(want, rel=1e-12) and 1e-5 - 1e-20 <= low <= high <= 1
     cmp = rankereval.compare(y, {"a": r, "b": _rankings([[0], [1], [5], [0]])}, ["gmap"], baseline="b",
                              nan_handling="zerofill")
     row = cmp.to_pandas().iloc[0]
