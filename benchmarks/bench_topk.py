@@ -273,6 +273,15 @@ def table(res):
         lines.append("")
         lines.append(f"Load average of the machine ({mach.get('cpus')} CPUs): {mach['load_start'][0]:.1f} at the start "
                      f"of the run, {mach['load_end'][0]:.1f} at the end.")
+    spreads = sorted(max(c["times_s"]) / min(c["times_s"]) for c in res["cases"] if len(c["times_s"]) > 1)
+    if spreads:
+        lines.append(f"Noise: the slowest of the repeats of a case took {spreads[len(spreads) // 2]:.2f}x the fastest "
+                     f"(median over the cases; at most {spreads[-1]:.2f}x).")
+    base = ("rankereval + exclusions", ks[0])
+    if base in cases and len(ks) > 1:
+        lines.append(f"rankereval with exclusions, time relative to k = {ks[0]} in the same run: "
+                     + ", ".join(f"k = {k} {cases['rankereval + exclusions', k] / cases[base]:.2f}x"
+                                 for k in ks[1:] if ("rankereval + exclusions", k) in cases) + ".")
     mem = res.get("memory", {})
     dtypes = [c for c in res["cases"] if "dtype" in c]
     lines.append("")

@@ -29,6 +29,7 @@ import numpy as np
 
 cdef enum:
     PREFETCH_AHEAD = 2  # rankings: the feature rows of ranking i + 2 are requested at ranking i
+    ROWS_AHEAD = 8      # rankings: the top of ranking i + 8 is requested at ranking i
 
 #: the kernels a beyond-accuracy metric can name in its registry entry (``MetricInfo.kernel``)
 KERNELS = ("mean_values", "ild", "exposure")
@@ -55,6 +56,8 @@ def mean_values(const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize
     cdef int64_t item
     cdef double s
     for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+        if i + ROWS_AHEAD < n and width > 0:  # the rows are read with a long stride: request them early
+            re_prefetch(&ranks[i + ROWS_AHEAD, 0], min(k, width) * sizeof(rank_t))
         kk = _top(k, lengths[i], width)
         s = 0.0
         for j in range(kk):
@@ -93,6 +96,8 @@ def ild_dense(const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t
             for i in prange(n, schedule='static'):
                 # the feature rows are read at random: request those of a ranking a few rows
                 # ahead (one row of 64 doubles is 8 cache lines) while this one is summed
+                if i + ROWS_AHEAD < n and width > 0:
+                    re_prefetch(&ranks[i + ROWS_AHEAD, 0], min(k, width) * sizeof(rank_t))
                 if i + PREFETCH_AHEAD < n:
                     for j in range(_top(k, lengths[i + PREFETCH_AHEAD], width)):
                         item = ranks[i + PREFETCH_AHEAD, j]
@@ -158,6 +163,8 @@ def ild_csr(const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t k
             failed[0] = 1
         else:
             for i in prange(n, schedule='static'):
+                if i + ROWS_AHEAD < n and width > 0:
+                    re_prefetch(&ranks[i + ROWS_AHEAD, 0], min(k, width) * sizeof(rank_t))
                 kk = _top(k, lengths[i], width)
                 if kk < 2:
                     out[i] = NAN
@@ -220,6 +227,8 @@ def exposure(const rank_t[:, ::1] ranks, const int64_t[::1] lengths, Py_ssize_t 
     with nogil, parallel(num_threads=n_threads):
         tid = threadid()
         for i in prange(n, schedule='static'):
+            if i + ROWS_AHEAD < n and width > 0:  # the rows are read with a long stride: request them early
+                re_prefetch(&ranks[i + ROWS_AHEAD, 0], min(k, width) * sizeof(rank_t))
             w = weights[i] if use_weights else 1.0
             if w == 0.0:
                 continue

@@ -23,20 +23,18 @@
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask.
- * - At the end the winners, still in id order, are sorted by descending score, stably (ties
- *   stay in ascending id), only as far as the k-th: one counting pass distributes them into
- *   buckets of equal width on an order-preserving unsigned key of the score (two to four
- *   winners a bucket), a crowded bucket (> 32) gets an LSD radix sort, the others one
- *   insertion pass. A short buffer (<= 32) is insertion sorted.
+ * - At the end the winners, still in id order, are sorted by descending score with a
+ *   stable sort (insertion sort when short, else an LSD radix sort on an order-preserving
+ *   unsigned key of the score), which keeps ties in ascending id, and the first k kept.
  *
  * Measured with callgrind on 200 rows of 20 000 standard normal float32 scores with 50
  * exclusions each (one thread, AVX2 scan), instructions per score: k = 10 1.67, k = 100
- * 2.81, k = 1000 7.46 (before the bucket sort and the block-wise intake: 1.91, 3.59,
- * 11.98). At k = 1000 about 1 440 scores pass the sampled threshold; the sort of the
- * winners is about 45% of the instructions, the sample 12%.
+ * 3.45, k = 1000 10.3 (before the block-wise intake: 1.91, 3.59, 12.0). At k = 1000 about
+ * 1 440 scores pass the sampled threshold, and the time is less a matter of instructions
+ * than of mispredicted branches (about 2 000 a row: the sample's selection, the end of each block's loop over
+ * its flagged scores): the radix sort of the winners has none.
  *
- * Scratch per thread: 2 cap entries + 2 cap scores + the sample + the bucket counts (cap
- * <= the row length).
+ * Scratch per thread: 2 cap entries + 2 cap scores + the sample (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
@@ -298,15 +296,13 @@ static inline bool re_cpu_has_avx2() {
  * lines each). See re_sample_threshold. */
 enum { RE_TOPK_SAMPLE_CHUNKS = 32, RE_TOPK_SAMPLE_RUN = 32, RE_TOPK_SAMPLE = 1024 };
 
-/* The final sort of the winners distributes them into at most RE_TOPK_BUCKETS buckets by
- * the high bits of their keys (see re_topk::sorted); a bucket of more than
- * RE_TOPK_SMALL_BUCKET entries is radix sorted, the others by one insertion pass. */
-enum { RE_TOPK_BUCKETS = 4096, RE_TOPK_SMALL_BUCKET = 32 };
+/* Winners up to this many are insertion sorted, more are radix sorted (re_topk::sorted) */
+enum { RE_TOPK_SHORT = 32 };
 
 /* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
- * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample, the buckets */
+ * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample */
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap) {
-    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + RE_TOPK_BUCKETS * sizeof(Py_ssize_t) + 64;
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64;
 }
 
 /* The selection state of one row. */
@@ -318,7 +314,6 @@ struct re_topk {
     re_entry<T, ID>* tmp; /* the final sort */
     T* vals;              /* selection; radix keys (2 cap) */
     T* sample;            /* RE_TOPK_SAMPLE scores (re_sample_threshold) */
-    Py_ssize_t* buckets;  /* RE_TOPK_BUCKETS counts (sorted) */
     Py_ssize_t n, cap, k;
     const int64_t* x; /* exclusions still ahead, sorted */
     const int64_t* x_end;
@@ -335,7 +330,6 @@ struct re_topk {
         tmp = buf + cap;
         vals = (T*) (base + (size_t) cap * 32);
         sample = (T*) (base + (size_t) cap * 48);
-        buckets = (Py_ssize_t*) (base + (size_t) cap * 48 + RE_TOPK_SAMPLE * 8);
     }
 
     struct greater { /* a functor, so that the selection inlines the comparison */
@@ -401,8 +395,10 @@ struct re_topk {
 
     /* Stable LSD radix sort of a[0:len] by descending score, on the bytes of ~ukey (computed
      * once into key; key_tmp and other, len entries each, are the second buffers), with the
-     * counts of every byte taken in one pass and a byte that is the same for all skipped. */
-    static void radix_sort(re_entry<T, ID>* a, Py_ssize_t len, re_entry<T, ID>* other, U* key, U* key_tmp) {
+     * counts of every byte taken in one pass and a byte that is the same for all skipped (the
+     * top bytes of scores above a threshold often are). Returns a or other: where the
+     * result is. */
+    static re_entry<T, ID>* radix_sort(re_entry<T, ID>* a, Py_ssize_t len, re_entry<T, ID>* other, U* key, U* key_tmp) {
         Py_ssize_t count[sizeof(U)][256];
         std::memset(count, 0, sizeof count);
         for (Py_ssize_t i = 0; i < len; ++i) {
@@ -432,62 +428,21 @@ struct re_topk {
             std::swap(src, dst);
             std::swap(key, key_tmp);
         }
-        if (src != a) std::memcpy((void*) a, (const void*) src, (size_t) len * sizeof(re_entry<T, ID>));
+        return src;
     }
 
-    /* Sort buf[0:n] by descending score, stably (ties in ascending id, the order of buf),
-     * as far as the first `want` entries; returns where they are. Short: insertion sort.
-     * Long: one counting sort into buckets of equal key width spanning the keys of the
-     * entries (two to four entries a bucket), the buckets beyond the first `want` entries left
-     * unsorted, then a radix sort of any large bucket and one insertion pass for the small
-     * ones (it moves an entry only within its bucket). Two passes over the entries where
-     * a radix sort takes three or four. */
-    re_entry<T, ID>* sorted(Py_ssize_t want) {
-        if (n <= RE_TOPK_SMALL_BUCKET) {
+    /* Sort buf[0:n] by descending score, stably (ties in ascending id, the order of buf);
+     * returns where the result is. Short: insertion sort. Long: the LSD radix sort.
+     * (A counting pass into buckets of a few entries each, then an insertion pass, took 40%
+     * fewer instructions at k = 1000 but more time: the insertion pass mispredicts a branch
+     * for about every entry, where the radix sort has none.) */
+    re_entry<T, ID>* sorted() {
+        if (n <= RE_TOPK_SHORT) {
             insertion_sort(buf, n);
             return buf;
         }
         U* key = (U*) vals; /* vals holds 2 cap scores: room for two key arrays */
-        U lo = (U) ~S::ukey(buf[0].v), top = lo;
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            const U c = (U) ~S::ukey(buf[i].v);
-            key[i] = c;
-            lo = c < lo ? c : lo;
-            top = c > top ? c : top;
-        }
-        Py_ssize_t nb = 64;
-        while (nb < RE_TOPK_BUCKETS && 4 * nb < n) nb *= 2;
-        unsigned shift = 0;
-        while (((U) (top - lo) >> shift) >= (U) nb) ++shift;
-        Py_ssize_t* cnt = buckets;
-        std::memset(cnt, 0, (size_t) nb * sizeof *cnt);
-        for (Py_ssize_t i = 0; i < n; ++i) { /* key[i] becomes the bucket (< nb, <= top - lo: fits in U) */
-            const U b = (U) (key[i] - lo) >> shift;
-            key[i] = b;
-            ++cnt[b];
-        }
-        Py_ssize_t pos = 0, most = 0; /* most: the largest bucket */
-        for (Py_ssize_t b = 0; b < nb; ++b) {
-            const Py_ssize_t c = cnt[b];
-            most = c > most ? c : most;
-            cnt[b] = pos;
-            pos += c;
-        }
-        for (Py_ssize_t i = 0; i < n; ++i) tmp[cnt[key[i]]++] = buf[i];
-        /* now cnt[b] is where bucket b ends; sorted: the buckets up to the one that holds
-         * entry want - 1, which ends at `start` */
-        if (want > n) want = n;
-        const Py_ssize_t start = *std::lower_bound(cnt, cnt + nb, want);
-        if (most > RE_TOPK_SMALL_BUCKET) {
-            Py_ssize_t from = 0;
-            for (Py_ssize_t b = 0; b < nb && from < want; ++b) {
-                const Py_ssize_t end = cnt[b];
-                if (end - from > RE_TOPK_SMALL_BUCKET) radix_sort(tmp + from, end - from, buf, key, key + cap);
-                from = end;
-            }
-        }
-        insertion_sort(tmp, start);
-        return tmp;
+        return radix_sort(buf, n, tmp, key, key + cap);
     }
 
     /* The <= k best, sorted, into out; returns how many. More than k left (at most
@@ -495,8 +450,8 @@ struct re_topk {
      * except before a short insertion sort. */
     template <typename Q>
     Py_ssize_t write(Q* out) {
-        if (n > k && k <= RE_TOPK_SMALL_BUCKET) compact();
-        const re_entry<T, ID>* r = sorted(k);
+        if (n > k && k <= RE_TOPK_SHORT) compact();
+        const re_entry<T, ID>* r = sorted();
         if (n > k) n = k;
         for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
         return n;

@@ -169,6 +169,12 @@ def test_empty_rankings():
     r = _rankings([[], [1, 2]])
     _close(Novelty(3, np.full(5, 0.5)).score(None, r), [np.nan, 1.0])
     _close(IntraListDiversity(3, np.eye(5)).score(None, r), [np.nan, 1.0])
+    # more rankings than the kernels prefetch ahead, all empty (width 0): nothing to read
+    many_empty = _rankings([[]] * 20)
+    assert np.isnan(Novelty(3, np.full(5, 0.5)).score(None, many_empty)).all()
+    assert np.isnan(IntraListDiversity(3, np.eye(5)).score(None, many_empty)).all()
+    assert np.isnan(IntraListDiversity(3, sp.csr_matrix(np.eye(5))).score(None, many_empty)).all()
+    assert CatalogCoverage(3, 5).compute(many_empty) == 0.0
     nothing = _rankings([[], []])
     assert math.isnan(GiniIndex(3, 5).compute(nothing))
     assert math.isnan(DistributionalCoverage(3).compute(nothing))
