@@ -14,7 +14,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.dask needs Dask: pip install 'rankereval[dask]' "
                       "(dask[array,dataframe] and distributed)") from exc
 
-from rankereval import _bootstrap
 from rankereval._evaluation import (
     Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
 from rankereval._validation import check_flag, check_nan_handling
