@@ -104,9 +104,13 @@ def _cpu_seconds():
 
 
 def _read_pair(labels_file, run_file):
-    import pyarrow.parquet as pq
+    """The Parquet I/O of one partition of ``rankereval.dask.read_parquet``, alone: the same
+    call that its partition task makes before converting what it read."""
+    from rankereval.dask._core import _read_pair as read
 
-    return pq.read_table(labels_file).num_rows + pq.read_table(run_file).num_rows
+    lab, run, _ = read(labels_file, run_file, dict(query_col="query", item_col="item", label_col="label",
+                                                    score_col=None, rank_col=None))
+    return lab.num_rows + run.num_rows
 
 
 def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):

@@ -311,9 +311,15 @@ def _list_files(path, what):
     raise ValueError(f"{what}: {path!r} is neither a Parquet file nor a directory")
 
 
+def _one_array(column):
+    """A pyarrow ChunkedArray as one Array, without a copy when it has one chunk (as
+    ``combine_chunks`` makes even then)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def _nested(column):
     """(offsets, values) of a list column of a pyarrow table."""
-    arr = column.combine_chunks()
+    arr = _one_array(column)
     if arr.null_count:
         raise ValueError("list column has null entries")
     offsets = np.asarray(arr.offsets, dtype=np.int64)
@@ -321,36 +327,50 @@ def _nested(column):
     return offsets - offsets[0], values
 
 
-def _load_parquet(labels_file, run_file, p, options):
-    """Partition ``p``: a pair of Parquet files, long or nested layout -> _Block."""
+def _read_pair(labels_file, run_file, options):
+    """The columns that a partition needs of its two Parquet files: ``(labels, run, nested)``,
+    two :class:`pyarrow.Table` and whether the run's item column is a list column.
+
+    All of a partition's Parquet I/O (benchmarks/bench_dask.py times it alone). Files are
+    memory-mapped (no copy of their bytes through read buffers) and decoded on the calling
+    thread: a Dask worker's thread is its core, and pyarrow's own pool would compete with
+    the other workers.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     q, it, lab_col = options["query_col"], options["item_col"], options["label_col"]
-    rank_side = [c for c in (options["score_col"], options["rank_col"]) if c is not None]
-    run_schema = pq.read_schema(run_file)
-    import pyarrow as pa
+    # ParquetFile reads a row group as one chunk (read_table's scanner cuts batches of 128k
+    # rows, which a list column then pays a copy to join)
+    lab_file, run_file = pq.ParquetFile(labels_file, memory_map=True), pq.ParquetFile(run_file, memory_map=True)
+    run_schema, lab_schema = run_file.schema_arrow, lab_file.schema_arrow
+    item_type = run_schema.field(it).type if it in run_schema.names else None
+    nested = item_type is not None and (pa.types.is_list(item_type) or pa.types.is_large_list(item_type))
+    lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
+    if nested:
+        run_cols = [q, it]
+    else:
+        rank_side = [c for c in (options["score_col"], options["rank_col"]) if c is not None]
+        run_cols = [q, it] + (rank_side or [c for c in ("score", "rank") if c in run_schema.names][:1])
+    return (lab_file.read(columns=lab_cols, use_threads=False),
+            run_file.read(columns=run_cols, use_threads=False), nested)
 
-    nested = pa.types.is_list(run_schema.field(it).type) or pa.types.is_large_list(run_schema.field(it).type)
+
+def _load_parquet(labels_file, run_file, p, options):
+    """Partition ``p``: a pair of Parquet files, long or nested layout -> _Block."""
+    q, it, lab_col = options["query_col"], options["item_col"], options["label_col"]
+    try:
+        lab, run, nested = _read_pair(labels_file, run_file, options)
+    except (KeyError, ValueError) as exc:   # pyarrow's errors of a missing column are both
+        raise PartitionError(f"partition {p} ({labels_file}, {run_file}): {exc}") from exc
     if not nested:
-        lab_schema = pq.read_schema(labels_file)
-        lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
-        if rank_side:
-            run_cols = [q, it] + rank_side
-        else:
-            run_cols = [q, it] + [c for c in ("score", "rank") if c in run_schema.names][:1]
-        labels = pq.read_table(labels_file, columns=lab_cols).to_pandas()
-        run = pq.read_table(run_file, columns=run_cols).to_pandas()
+        labels, run = lab.to_pandas(), run.to_pandas()
         if lab_col not in labels.columns:
             labels[lab_col] = 1
         frame_opts = {k: v for k, v in options.items() if k != "relevance_level"}
         return _load_frames(labels, run, p, frame_opts)
     try:
-        lab_schema = pq.read_schema(labels_file)
-        lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
-        lab = pq.read_table(labels_file, columns=lab_cols)
-        run = pq.read_table(run_file, columns=[q, it])
-        lq = np.asarray(lab.column(q).combine_chunks())
-        rq = np.asarray(run.column(q).combine_chunks())
+        lq, rq = np.asarray(_one_array(lab.column(q))), np.asarray(_one_array(run.column(q)))
         kinds = {"query": _id_kind(rq, "run query", p)}
         if _id_kind(lq, "labels query", p) != kinds["query"]:
             raise PartitionError(f"partition {p}: query ids are of different types in labels and run")
@@ -436,6 +456,12 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
         raise ValueError("label item ids must be >= 0")
     n_items = max(int(items.max()) + 1 if items.size else 0,
                   int(rankings.indices.max()) + 1 if rankings.indices.size else 0)
+    if grades is None:
+        # the common case: each list sorted without repeats, as writers of ids usually leave
+        # them; checked and copied in one typed pass, and every listed item is judged
+        labels = BinaryLabels._from_ragged_fast(offsets, items, None, n_items)
+        if labels is not None:
+            return labels.with_judged(labels), None
     values = np.ones(items.shape[0]) if grades is None else np.asarray(selected[1], dtype=np.float64)
     # a copy: Arrow's buffers are read-only, and sum_duplicates works in place
     m = sp.csr_matrix((values, items, offsets), shape=(n, n_items), copy=True)
