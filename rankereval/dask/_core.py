@@ -59,8 +59,8 @@ class PartitionedData:
     """Labels and rankings split into partitions of whole queries, not yet loaded.
 
     Made by :func:`from_dataframes`, :func:`from_arrays` or :func:`read_parquet`, and
-    evaluated by :func:`evaluate`. Partition ``p`` is one Dask task that loads a
-    :class:`_Block`; nothing is read before ``compute``.
+    evaluated by :func:`evaluate`. Partition ``p`` is a function call that loads a
+    :class:`_Block`, made by the task that evaluates it; nothing is read before ``compute``.
 
     Attributes
     ----------
@@ -69,14 +69,21 @@ class PartitionedData:
         What the partitions come from (for error messages and ``repr``).
     """
 
-    def __init__(self, blocks, source, check_split):
-        self._blocks = list(blocks)
+    def __init__(self, loads, source, check_split):
+        # per partition (function, args, key): function(*args) -> _Block; args may hold Dask
+        # Delayed objects (partitions of the inputs); key names the load (unique to its input)
+        self._loads = list(loads)
         self.source = source
         self._check_split = check_split
 
     @property
     def npartitions(self):
-        return len(self._blocks)
+        return len(self._loads)
+
+    def _block(self, p):
+        """Partition ``p`` loaded by a task of its own (a Dask Delayed _Block)."""
+        load, args, key = self._loads[p]
+        return delayed(load, pure=True)(*args, dask_key_name=key)
 
     def __repr__(self):
         return f"PartitionedData(npartitions={self.npartitions}, source={self.source!r})"
@@ -158,11 +165,9 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
                          "partition both by query the same way (rankereval.dask.repartition_by_query)")
     options = dict(query_col=query_col, item_col=item_col, label_col=label_col, score_col=score_col,
                    rank_col=rank_col, tie_break=tie_break, missing=missing, extra=extra)
-    load = delayed(_load_frames, pure=True)
-    blocks = [load(lab, r, p, options,
-                   dask_key_name=f"rankereval-load-{p}-{dask.base.tokenize(lab.key, r.key, options)}")
+    loads = [(_load_frames, (lab, r, p, options), f"rankereval-load-{p}-{dask.base.tokenize(lab.key, r.key, options)}")
               for p, (lab, r) in enumerate(zip(labels.to_delayed(), run.to_delayed()))]
-    return PartitionedData(blocks, "dask DataFrames", check_split=True)
+    return PartitionedData(loads, "dask DataFrames", check_split=True)
 
 
 def repartition_by_query(labels, run, query_col="query", npartitions=None):
@@ -294,9 +299,10 @@ def from_arrays(labels, rankings, grades=None):
     lab = arrays["labels"].to_delayed().ravel()
     run = arrays["rankings"].to_delayed().ravel()
     gr = arrays["grades"].to_delayed().ravel() if grades is not None else [None] * len(run)
-    load = delayed(_load_arrays, pure=True)
-    blocks = [load(lab[p], gr[p], run[p], p, int(offsets[p])) for p in range(len(run))]
-    return PartitionedData(blocks, "dask arrays", check_split=False)
+    loads = [(_load_arrays, (lab[p], gr[p], run[p], p, int(offsets[p])),
+              f"rankereval-arrays-{p}-{dask.base.tokenize(lab[p].key, gr[p] is not None and gr[p].key, run[p].key, int(offsets[p]))}")
+             for p in range(len(run))]
+    return PartitionedData(loads, "dask arrays", check_split=False)
 
 
 def _list_files(path, what):
@@ -519,16 +525,15 @@ def read_parquet(labels_path, run_path, *, query_col="query", item_col="item", l
                          "of both must hold the same queries")
     options = dict(query_col=query_col, item_col=item_col, label_col=label_col, score_col=score_col,
                    rank_col=rank_col, tie_break=tie_break, missing=missing, extra=extra)
-    load = delayed(_load_parquet, pure=True)
-    blocks = [load(lf, rf, p, options, dask_key_name=f"rankereval-parquet-{p}-{_tokenize_paths(lf, rf)}")
-              for p, (lf, rf) in enumerate(zip(lab, run))]
-    return PartitionedData(blocks, f"Parquet {os.fspath(labels_path)!r}, {os.fspath(run_path)!r}",
+    loads = [(_load_parquet, (lf, rf, p, options), f"rankereval-parquet-{p}-{_tokenize_paths(lf, rf, options=options)}")
+             for p, (lf, rf) in enumerate(zip(lab, run))]
+    return PartitionedData(loads, f"Parquet {os.fspath(labels_path)!r}, {os.fspath(run_path)!r}",
                            check_split=True)
 
 
-def _tokenize_paths(*paths):
+def _tokenize_paths(*paths, options=None):
     """A token of files' paths, sizes and modification times (a changed file is reread)."""
-    return dask.base.tokenize(*[(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in paths])
+    return dask.base.tokenize(*[(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in paths], options)
 
 
 # ------------------------------------------------------------------------------------------
@@ -561,6 +566,12 @@ def _score_block(block, p, columns, relevance_level):
     except (TypeError, ValueError) as exc:
         raise PartitionError(f"partition {p}: {exc}") from exc
     return _Table(block.keys, hashes, scores, block.kinds, seen, seen_hashes)
+
+
+def _partition_partials(load, args, p, score_options, sum_options):
+    """Partition ``p`` from its input to its partial sums: ``load(*args)``, scores, sums."""
+    table = _score_block(load(*args), p, *score_options)   # (the loaded arrays are freed here)
+    return _table_partials(table, p, *sum_options)
 
 
 def _table_partials(table, p, nan_handling, seed, n_boot, geometric=None):
@@ -709,13 +720,21 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
             # as rankereval.evaluate: one int from None or a Generator, then the seed from it
             random_state = int(_rng(random_state).integers(0, 2**63 - 1))
         seed = _seed(random_state)
+    score_options = (columns, relevance_level)
+    sum_options = (nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
+    # the means and intervals: one task per partition from its input to its partial sums
+    # (the loaded arrays never wait in a worker's memory or travel to another worker)
+    token = dask.base.tokenize(score_options, sum_options)
+    fused = delayed(_partition_partials, pure=True)
+    root = _tree([fused(load, args, p, score_options, sum_options,
+                        dask_key_name=f"rankereval-partials-{p}-{dask.base.tokenize(key, token)}")
+                  for p, (load, args, key) in enumerate(data._loads)], data._check_split)
+    # the per-query scores, only if asked for: load, score (kept), then sum
     score = delayed(_score_block, pure=True)
+    tables = [score(data._block(p), p, *score_options) for p in range(data.npartitions)]
     partials = delayed(_table_partials, pure=True)
-    tables = [score(b, p, columns, relevance_level) for p, b in enumerate(data._blocks)]
-    parts = [partials(t, p, nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
-             for p, t in enumerate(tables)]
-    root = _tree(parts, data._check_split)
-    return DaskEvaluation(data, columns, tables, root, nan_handling,
+    with_tables = _tree([partials(t, p, *sum_options) for p, t in enumerate(tables)], data._check_split)
+    return DaskEvaluation(data, columns, tables, root, with_tables, nan_handling,
                           (n_boot, conf) if conf_interval else None)
 
 
@@ -730,12 +749,13 @@ class DaskEvaluation:
         What is evaluated.
     """
 
-    def __init__(self, data, columns, tables, root, nan_handling, bootstrap):
+    def __init__(self, data, columns, tables, root, with_tables, nan_handling, bootstrap):
         self.data = data
         self._columns = columns
         self.names = [c for c, _ in columns]
         self._tables = tables
-        self._root = root
+        self._root = root                   # the partial sums, one task per partition
+        self._with_tables = with_tables     # the same from the tasks of self._tables
         self._nan_handling = nan_handling
         self._bootstrap = bootstrap
 
@@ -782,7 +802,7 @@ class DaskEvaluation:
         scores = check_flag(scores, "scores")
         try:
             if scores:
-                total, tables = dask.compute(self._root, self._tables, **kwargs)
+                total, tables = dask.compute(self._with_tables, self._tables, **kwargs)
             else:
                 (total,) = dask.compute(self._root, **kwargs)
         except PartitionError as exc:
