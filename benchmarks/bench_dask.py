@@ -107,7 +107,7 @@ def _task_cpu_seconds(dask_worker):
     """CPU seconds of the threads that ran this worker's tasks, inside the tasks (Dask's
     own metric): the rest of the worker process's CPU is Dask's (event loop, heartbeats,
     profiler, transfers)."""
-    return sum(v for k, v in dask_worker.digests_total.items()
+    return sum(v for k, v in getattr(dask_worker, "digests_total", {}).items()
                if isinstance(k, tuple) and k[0] == "execute" and k[-2:] == ("thread-cpu", "seconds"))
 
 

@@ -717,8 +717,8 @@ class Labels:
         ):
             return None
         if indptr.dtype != indices.dtype:  # the typed pass reads both as one dtype
-            if indices.dtype == np.int32 and indices.size <= _INT32_MAX:
-                indptr = indptr.astype(np.int32)  # n_rows + 1 entries: the cheap side
+            if indices.dtype == np.int32 and int(indptr.max()) <= _INT32_MAX and int(indptr.min()) >= 0:
+                indptr = indptr.astype(np.int32)  # n_rows + 1 entries: the cheap side (no value wraps)
             else:
                 indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
         binary = cls is BinaryLabels
