@@ -58,6 +58,17 @@
 #define RE_NOINLINE
 #endif
 
+/* The number of bits of x (0 for 0) */
+static inline int re_bit_width(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32 - __builtin_clz(x) : 0;
+#else
+    int w = 0;
+    for (; x; x >>= 1) ++w;
+    return w;
+#endif
+}
+
 /* IEEE binary16, read as its bits (numpy float16 viewed as uint16) */
 struct re_half {
     uint16_t bits;
@@ -76,6 +87,7 @@ struct re_score;
         static inline bool bad(T) { return false; }                                           \
         static inline bool gt(T a, T b) { return a > b; }                                     \
         static inline U ukey(T v) { return (U) v ^ ((U) 1 << (8 * sizeof(U) - 1)); }          \
+        static inline T from_ukey(U u) { return (T) (U) (u ^ ((U) 1 << (8 * sizeof(U) - 1))); } \
     };
 RE_INT_SCORE(int8_t, uint8_t)
 RE_INT_SCORE(int16_t, uint16_t)
@@ -90,6 +102,7 @@ RE_INT_SCORE(int64_t, uint64_t)
         static inline bool bad(T) { return false; }                                           \
         static inline bool gt(T a, T b) { return a > b; }                                     \
         static inline U ukey(T v) { return v; }                                               \
+        static inline T from_ukey(U u) { return u; }                                          \
     };
 RE_UINT_SCORE(uint8_t)
 RE_UINT_SCORE(uint16_t)
@@ -108,6 +121,12 @@ struct re_score<float> {
         std::memcpy(&b, &w, sizeof b);
         return b ^ ((U) ((int32_t) b >> 31) | 0x80000000u); /* negative: all bits flipped */
     }
+    static inline float from_ukey(U u) {
+        const U b = (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
+        float v;
+        std::memcpy(&v, &b, sizeof v);
+        return v;
+    }
 };
 
 template <>
@@ -120,6 +139,12 @@ struct re_score<double> {
         U b;
         std::memcpy(&b, &w, sizeof b);
         return b ^ ((U) ((int64_t) b >> 63) | ((U) 1 << 63)); /* negative: all bits flipped */
+    }
+    static inline double from_ukey(U u) {
+        const U b = (u >> 63) ? u ^ ((U) 1 << 63) : ~u;
+        double v;
+        std::memcpy(&v, &b, sizeof v);
+        return v;
     }
 };
 
@@ -134,7 +159,27 @@ struct re_score<re_half> {
     static inline bool bad(re_half v) { return (v.bits & 0x7c00) == 0x7c00; }
     static inline bool gt(re_half a, re_half b) { return skey(a) > skey(b); }
     static inline U ukey(re_half v) { return (U) (skey(v) + 0x8000); }
+    static inline re_half from_ukey(U u) {
+        const int32_t sk = (int32_t) u - 0x8000;
+        re_half v;
+        v.bits = (uint16_t) (sk < 0 ? 0x8000 | -sk : sk);
+        return v;
+    }
 };
+
+/* The top 32 bits of the key (all of it for keys of up to 32 bits), and a score whose key
+ * has those top bits and zeros below: what a threshold estimated on 32-bit keys needs. */
+template <typename T>
+static inline uint32_t re_key32(T v) {
+    const uint64_t u = (uint64_t) re_score<T>::ukey(v);
+    return sizeof(typename re_score<T>::U) == 8 ? (uint32_t) (u >> 32) : (uint32_t) u;
+}
+template <typename T>
+static inline T re_from_key32(uint32_t key) {
+    typedef typename re_score<T>::U U;
+    const uint64_t u = sizeof(U) == 8 ? (uint64_t) key << 32 : (uint64_t) key;
+    return re_score<T>::from_ukey((U) u);
+}
 
 /* a score the threshold test flags: above t, or NaN/infinite (dropped, but counted) */
 template <typename T>
@@ -302,7 +347,7 @@ enum { RE_TOPK_SHORT = 32 };
 /* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
  * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample */
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap) {
-    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64;
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64; /* the sample: 2 keys of 4 bytes */
 }
 
 /* The selection state of one row. */
@@ -310,6 +355,7 @@ template <typename T, typename ID>
 struct re_topk {
     typedef re_score<T> S;
     typedef typename S::U U;
+    char* base;           /* the scratch space */
     re_entry<T, ID>* buf; /* candidates kept so far, in ascending id */
     re_entry<T, ID>* tmp; /* the final sort */
     T* vals;              /* selection; radix keys (2 cap) */
@@ -325,7 +371,7 @@ struct re_topk {
     re_topk(void* scratch, Py_ssize_t cap_, Py_ssize_t k_, const int64_t* x_, const int64_t* x_end_)
         : n(0), cap(cap_), k(k_), x(x_), x_end(x_end_), n_bad(0), t(), hi(), have_t(false), have_hi(false),
           compacted(false) {
-        char* base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
+        base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
         buf = (re_entry<T, ID>*) base;
         tmp = buf + cap;
         vals = (T*) (base + (size_t) cap * 32);
@@ -445,12 +491,69 @@ struct re_topk {
         return radix_sort(buf, n, tmp, key, key + cap);
     }
 
+    /* The ids of the min(n, k) best of buf[0:n] into out, for keys and ids of at most 32 bits
+     * (re_topk::write). Each entry becomes one 64-bit word: the key, inverted (descending
+     * score) and less its smallest value, above the id; a stable LSD radix sort of the words
+     * on the key bits leaves ties in the order of buf, ascending id. Only the bits where the
+     * keys differ are sorted, in as few passes of at most 11 bits as they need (scores above
+     * a threshold share their top bits: the 20 000 standard normal scores' top 1 445 differ
+     * in 25 bits, three passes); the counts of every pass are taken in one read. */
+    template <typename Q>
+    Py_ssize_t write_packed(Q* out) {
+        enum { MAX_BITS = 11, MAX_PASSES = 3 };
+        uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
+        uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
+        uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
+        uint32_t lo = 0xffffffffu, hi = 0;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
+            key[i] = c;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        const int bits = re_bit_width(hi - lo);
+        const int passes = (bits + MAX_BITS - 1) / MAX_BITS;
+        const int width = passes ? (bits + passes - 1) / passes : 0;
+        const uint32_t digit = (1u << width) - 1;
+        uint32_t count[MAX_PASSES][1 << MAX_BITS];
+        for (int d = 0; d < MAX_PASSES; ++d) std::memset(count[d], 0, sizeof(uint32_t) << width);
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const uint32_t c = key[i] - lo;
+            words[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+            ++count[0][c & digit]; /* the counts of unused passes are never read */
+            ++count[1][(c >> width) & digit];
+            ++count[2][(c >> (2 * width)) & digit];
+        }
+        for (int d = 0; d < passes; ++d) {
+            uint32_t* cnt = count[d];
+            uint32_t pos = 0;
+            for (uint32_t b = 0; b <= digit; ++b) {
+                const uint32_t c = cnt[b];
+                cnt[b] = pos;
+                pos += c;
+            }
+            const unsigned shift = 32 + d * width;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4
+#endif
+            for (Py_ssize_t i = 0; i < n; ++i) {
+                const uint64_t w = words[i];
+                other[cnt[(w >> shift) & digit]++] = w;
+            }
+            std::swap(words, other);
+        }
+        const Py_ssize_t len = n < k ? n : k;
+        for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) words[i];
+        return len;
+    }
+
     /* The <= k best, sorted, into out; returns how many. More than k left (at most
      * cap, about 2k): sorting as far as the first k is cheaper than a compaction first,
      * except before a short insertion sort. */
     template <typename Q>
     Py_ssize_t write(Q* out) {
         if (n > k && k <= RE_TOPK_SHORT) compact();
+        if (n > RE_TOPK_SHORT && sizeof(U) <= 4 && sizeof(ID) <= 4) return write_packed(out);
         const re_entry<T, ID>* r = sorted();
         if (n > k) n = k;
         for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
@@ -564,38 +667,98 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
 }
 
 /* A first threshold for a dense row, from a sample of its finite scores: the score that
- * r ~ mu + 3 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
+ * r ~ mu + 2 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
  * number of sampled scores among the row's top k. Somewhat more than k scores of the row
- * then pass it, and fewer than k only rarely: then a second pass over the row, which is
- * still in the cache, collects the rest. The sample is 512 scores (1024 from k = 256: a
- * tighter threshold saves more there), in runs of 32 spread over the row. Not used for a
- * short row or a small k, where the first `cap` scores of the row give a threshold as good
- * for less, nor when k is a large part of the row. */
+ * then pass it (about 1.3 k at k = 1000 of 20 000), and fewer than k only in a few rows
+ * in a hundred: then a second pass over the row, which is still in the cache, collects
+ * the rest. The sample is 512 scores (1024 from k = 256: a tighter threshold saves more
+ * there), in runs of 32 spread over the row. Not used for a short row or a small k, where
+ * the first `cap` scores of the row give a threshold as good for less, nor when k is a
+ * large part of the row.
+ *
+ * The r-th largest sampled score is found on the top 32 bits of the order-preserving keys
+ * without a data-dependent branch per score (a selection such as std::nth_element
+ * mispredicts about one branch per sampled score): a histogram of 11 bits of the keys (the
+ * highest 11 from the highest bit where they differ) gives the bucket of the r-th largest;
+ * the keys of that bucket, copied out, are searched by bisection, bit by bit from the
+ * highest, each bit by counting the keys at or above a candidate (a vectorised loop).
+ * Sixteen bits below the histogram's are searched: below them the answer is rounded down
+ * (a threshold a little lower: a few more scores pass it). */
+enum { RE_SAMPLE_HIST_BITS = 11 };
+
 template <typename T>
 static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0) {
     typedef re_score<T> S;
     if (k < 32 || m < 8 * RE_TOPK_SAMPLE) return false;
+    uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
+    uint32_t* sub = key + RE_TOPK_SAMPLE;
     const Py_ssize_t chunks = k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;
-    Py_ssize_t ns = 0;
+    /* NaN and infinite scores get key 0, below every finite score's (loops the compiler
+     * vectorises); n_ok counts the finite ones */
+    const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
+    Py_ssize_t n_ok = 0;
     for (Py_ssize_t c = 0; c < chunks; ++c) {
         const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
+        uint32_t* kc = key + c * RE_TOPK_SAMPLE_RUN;
+        int32_t ok = 0;
         for (Py_ssize_t b = 0; b < RE_TOPK_SAMPLE_RUN; ++b) {
-            sample[ns] = p[b];
-            ns += (Py_ssize_t) !S::bad(p[b]);
+            const uint32_t good = (uint32_t) !S::bad(p[b]);
+            kc[b] = re_key32(p[b]) & (0u - good);
+            ok += (int32_t) good;
+        }
+        n_ok += ok;
+    }
+    uint32_t lo = 0xffffffffu, hi = 0;
+    for (Py_ssize_t i = 0; i < ns; ++i) {
+        lo = key[i] < lo ? key[i] : lo;
+        hi = key[i] > hi ? key[i] : hi;
+    }
+    const double mu = (double) n_ok * (double) k / (double) m;
+    const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
+    if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
+    uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
+    const int top = re_bit_width(lo ^ hi) - 1;
+    if (top >= 0) {
+        /* the histogram of digit = (key >> shift) - (lo >> shift), at most 11 bits */
+        const int shift = top >= RE_SAMPLE_HIST_BITS - 1 ? top - (RE_SAMPLE_HIST_BITS - 1) : 0;
+        const uint32_t base = lo >> shift;
+        uint32_t count[1 << RE_SAMPLE_HIST_BITS];
+        const uint32_t top_digit = (hi >> shift) - base;
+        std::memset(count, 0, sizeof(uint32_t) * (top_digit + 1));
+        for (Py_ssize_t i = 0; i < ns; ++i) ++count[(key[i] >> shift) - base];
+        uint32_t d = top_digit;
+        Py_ssize_t above = 0; /* sampled keys in the buckets above d */
+        while (above + (Py_ssize_t) count[d] < r) above += count[d--];
+        /* the (r - above)-th largest key of bucket d */
+        Py_ssize_t nsub = 0;
+        const uint32_t in_d = d + base;
+        for (Py_ssize_t i = 0; i < ns; ++i) {
+            sub[nsub] = key[i] ^ 0x80000000u; /* signed comparisons below (SSE2 has them) */
+            nsub += (Py_ssize_t) (key[i] >> shift == in_d);
+        }
+        const int32_t* skey = (const int32_t*) sub;
+        const Py_ssize_t need = r - above;
+        answer = (d + base) << shift;
+        const int low = shift > 16 ? shift - 16 : 0;
+        for (int bit = shift - 1; bit >= low; --bit) {
+            const uint32_t c = answer | (1u << bit);
+            const int32_t sc = (int32_t) (c ^ 0x80000000u);
+            int32_t n_at_least = 0;
+            for (Py_ssize_t i = 0; i < nsub; ++i) n_at_least += (int32_t) (skey[i] >= sc);
+            answer = (Py_ssize_t) n_at_least >= need ? c : answer;
         }
     }
-    const double mu = (double) ns * (double) k / (double) m;
-    const Py_ssize_t r = (Py_ssize_t) (mu + 3.0 * std::sqrt(mu) + 2.0);
-    if (r > ns / 4) return false; /* k is too large a part of the row for the sample to help */
-    std::nth_element(sample, sample + (r - 1), sample + ns, typename re_topk<T, int64_t>::greater());
-    *t0 = sample[r - 1];
+    /* at least r sampled keys are >= answer; the threshold is the score with that key */
+    const T t = re_from_key32<T>(answer);
+    if (S::bad(t)) return false;
+    *t0 = t;
     return true;
 }
 
 /* Dense row: candidates are the ids 0..m-1 minus the exclusions [x, x_end). */
 template <typename T, typename Q>
 static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_t* x, const int64_t* x_end,
-                          void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad) {
+                          void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad, const void* next) {
     re_topk<T, Q> st(scratch, cap, k, x, x_end);
     T t0 = T();
     const bool sampled = k < m && re_sample_threshold(row, m, k, st.sample, &t0);
@@ -604,6 +767,9 @@ static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_
         st.have_t = true;
     }
     re_scan_dense(row, m, st);
+    /* The winners' sort reads no memory: meanwhile the next row (of the same thread) comes
+     * into the cache, and its sample and scan find it there. */
+    if (sampled && next != NULL) re_prefetch(next, m * (Py_ssize_t) sizeof(T));
     if (!sampled || st.compacted || st.n >= k) {
         st.finish(out, out_len, n_bad);
         return;
@@ -667,10 +833,10 @@ template <typename T, typename Q>
 static inline void re_topk_typed(int mode, const void* scores, const int64_t* ids, Py_ssize_t len, Py_ssize_t m,
                                  const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
                                  const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, int64_t* out_len,
-                                 int64_t* n_bad) {
+                                 int64_t* n_bad, const void* next) {
     const T* s = (const T*) scores;
     if (mode == RE_DENSE)
-        re_topk_dense(s, len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad);
+        re_topk_dense(s, len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad, next);
     else if (mode == RE_LISTED)
         re_topk_listed(s, m, ids, ids + len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad);
     else
@@ -681,11 +847,11 @@ template <typename Q>
 static inline void re_topk_q(int code, int mode, const void* scores, const int64_t* ids, Py_ssize_t len,
                              Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k,
                              const int64_t* x, const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out,
-                             int64_t* out_len, int64_t* n_bad) {
+                             int64_t* out_len, int64_t* n_bad, const void* next) {
 #define RE_CASE(C, T)                                                                                 \
     case C:                                                                                           \
         re_topk_typed<T, Q>(mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out, \
-                            out_len, n_bad);                                                          \
+                            out_len, n_bad, next);                                                    \
         break;
     switch (code) {
         RE_CASE(RE_F32, float)
@@ -704,18 +870,19 @@ static inline void re_topk_q(int code, int mode, const void* scores, const int64
 }
 
 /* One row of any score type into int32 or int64 output ids, out[0:width]: the ranking,
- * then -1 (the output is not filled beforehand: one write of it instead of two). */
+ * then -1 (the output is not filled beforehand: one write of it instead of two). `next`:
+ * the dense row this thread ranks next, or NULL. */
 static inline void re_topk_row(int code, bool out64, int mode, const void* scores, const int64_t* ids,
                                Py_ssize_t len, Py_ssize_t m, const int64_t* keep, const int64_t* keep_end,
                                Py_ssize_t k, const int64_t* x, const int64_t* x_end, void* scratch, Py_ssize_t cap,
-                               void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad) {
+                               void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad, const void* next) {
     if (out64) {
         re_topk_q<int64_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
-                           out_len, n_bad);
+                           out_len, n_bad, next);
         std::fill((int64_t*) out + *out_len, (int64_t*) out + width, (int64_t) -1);
     } else {
         re_topk_q<int32_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
-                           out_len, n_bad);
+                           out_len, n_bad, next);
         std::fill((int32_t*) out + *out_len, (int32_t*) out + width, (int32_t) -1);
     }
 }
