@@ -640,9 +640,115 @@ RE_AVX2 static void re_scan_dense_avx2(const T* row, Py_ssize_t m, re_topk<T, ID
     RE_SCAN_DENSE_BODY(re_block_mask_avx2)
 }
 
+/* For each 8-bit mask, its set bits' lane numbers first (then zeros): the permutation that
+ * moves the flagged lanes of 8 to the front (an AVX2 "compress"). */
+struct re_compress_table {
+    uint8_t lanes[256][8];
+    re_compress_table() {
+        for (int mask = 0; mask < 256; ++mask) {
+            int w = 0;
+            for (int b = 0; b < 8; ++b)
+                if (mask >> b & 1) lanes[mask][w++] = (uint8_t) b;
+            for (; w < 8; ++w) lanes[mask][w] = 0;
+        }
+    }
+};
+
+static inline const re_compress_table& re_compress_lanes() {
+    static const re_compress_table table; /* built once, on first use (thread-safe) */
+    return table;
+}
+
+/* The scan of a dense float32 row (int32 ids) once a threshold exists, where many scores
+ * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
+ * of re_scan_dense visits the flagged scores of each block one by one, and the end of
+ * that loop is a branch mispredicted about once a block when most blocks hold one to a few
+ * flagged scores. Here nothing depends on the scores but the rare: each 8 scores are
+ * compared with t, and the finite ones above it are moved to the front of the vector (a
+ * permutation from re_compress_table) with their ids and stored, interleaved as buffer
+ * entries, at the end of the buffer, which then grows by their number (stores past it are
+ * overwritten later). A block's exclusions clear its mask first; NaN and infinite scores
+ * are never kept and, when a block has any (tested once a block), counted. A compaction,
+ * when the buffer might fill, happens between blocks. */
+#define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
+RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    const re_compress_table& table = re_compress_lanes();
+    const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    re_entry<float, int32_t>* const out = st.buf;
+    const Py_ssize_t cap = st.cap;
+    const int64_t* x = st.x;
+    const int64_t* const x_end = st.x_end;
+    __m256 vt = _mm256_set1_ps(st.t);
+    Py_ssize_t w = st.n;
+    int64_t bad = 0;
+    Py_ssize_t j = 0;
+    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        if (w > cap - RE_TOPK_BLOCK) { /* the block could fill the buffer */
+            st.n = w;
+            st.compact();
+            w = st.n;
+            vt = _mm256_set1_ps(st.t);
+        }
+        __m256 v[4];
+        __m256 any_bad = _mm256_setzero_ps();
+        uint32_t keep = 0;
+        for (int q = 0; q < 4; ++q) {
+            v[q] = _mm256_loadu_ps(row + j + 8 * q);
+            const __m256 above = _mm256_and_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ), _mm256_cmp_ps(v[q], inf, _CMP_LT_OQ));
+            keep |= (uint32_t) _mm256_movemask_ps(above) << (8 * q);
+            any_bad = _mm256_or_ps(any_bad, _mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ));
+        }
+        uint32_t excluded = 0;
+        if (x < x_end && *x < j + RE_TOPK_BLOCK)
+            for (; x < x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
+        keep &= ~excluded;
+        if (_mm256_movemask_ps(any_bad)) {
+            uint32_t is_bad = 0;
+            for (int q = 0; q < 4; ++q)
+                is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
+                          << (8 * q);
+            bad += __builtin_popcount(is_bad & ~excluded);
+        }
+        for (int q = 0; q < 4; ++q) {
+            const uint32_t mask = (keep >> (8 * q)) & 0xff;
+            const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
+            const __m256 vals = _mm256_permutevar8x32_ps(v[q], perm);
+            const __m256i ids = _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
+                                                 _mm256_set1_epi32((int32_t) (j + 8 * q)));
+            const __m256 lo = _mm256_unpacklo_ps(vals, _mm256_castsi256_ps(ids)); /* v0 i0 v1 i1 | v4 i4 v5 i5 */
+            const __m256 hi = _mm256_unpackhi_ps(vals, _mm256_castsi256_ps(ids)); /* v2 i2 v3 i3 | v6 i6 v7 i7 */
+            _mm256_storeu_ps((float*) (out + w), _mm256_permute2f128_ps(lo, hi, 0x20));
+            _mm256_storeu_ps((float*) (out + w + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
+            w += __builtin_popcount(mask);
+        }
+    }
+    st.n = w;
+    st.x = x;
+    st.n_bad += bad;
+    for (; j < m; ++j)
+        if (re_flag(row[j], st.t)) st.offer(row[j], j);
+}
+
+/* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
+ * threshold with many scores above it, a buffer with room for a block past its compaction
+ * point (re_scan_compress_avx2), AVX2 and POPCNT. */
+template <typename ID>
+static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>&) {
+    return false;
+}
+static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    static const bool cpu = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
+    if (!cpu || !st.have_t || st.have_hi || st.k * RE_TOPK_BLOCK < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
+    re_scan_compress_avx2(row, m, st);
+    return true;
+}
+
 template <typename ID>
 struct re_scan<float, ID> {
     static inline void run(const float* row, Py_ssize_t m, re_topk<float, ID>& st) {
+        if (re_scan_compress(row, m, st)) return;
         if (re_cpu_has_avx2())
             re_scan_dense_avx2(row, m, st);
         else

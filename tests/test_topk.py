@@ -241,6 +241,33 @@ def test_second_pass_after_sampled_threshold_is_taken():
     assert (a[0, r.indices[0]] == 0).sum() == 100 - np.count_nonzero(a[0] > 0)
 
 
+def _sample_positions(m, k):
+    """The scores the kernel samples for a row's first threshold (_topk.h,
+    re_sample_threshold: runs of 32 spread evenly over the row, 32 runs from k = 256)."""
+    chunks = 32 if k >= 256 else 16
+    return np.concatenate([np.arange(c * (m - 32) // (chunks - 1), c * (m - 32) // (chunks - 1) + 32)
+                           for c in range(chunks)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_sample_below_the_rest_fills_the_buffer(dtype):
+    """Every sampled score is below every other score, so nearly the whole row passes the
+    sampled threshold: the scan compacts its buffer again and again (between blocks in the
+    vectorised scan of float32 rows, where many scores pass), and the result is still the
+    rule's. Ties, NaN and exclusions included."""
+    rng = np.random.default_rng(3)
+    n, m, k = 2, 9000, 700
+    a = rng.integers(100, 200, size=(n, m)).astype(dtype)
+    a[:, _sample_positions(m, k)] = rng.integers(0, 50, size=(n, 32 * 32))
+    if np.dtype(dtype).kind == "f":
+        a[rng.random(a.shape) < 0.01] = np.nan
+    invalid = [sorted(rng.choice(m, 300, replace=False).tolist()) for _ in range(n)]
+    expected, dropped = reference(dense_rows(a), k, None, filter_sets(invalid, n))
+    r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
+    assert r.to_list() == expected
+    assert reported == dropped
+
+
 def test_valid_items_beyond_the_columns_and_exclusions_beyond():
     s = np.array([[3.0, 1.0, 2.0]])
     assert Rankings.from_scores(s, valid_items=[0, 2, 7, 10**12], invalid_items=[2, 99]).to_list() == [[0]]
