@@ -670,6 +670,34 @@ static inline const re_compress_table& re_compress_lanes() {
  * overwritten later). A block's exclusions clear its mask first; NaN and infinite scores
  * are never kept and, when a block has any (tested once a block), counted. A compaction,
  * when the buffer might fill, happens between blocks. */
+/* The start of each block of the compress scans, at row[j:j + 32]: a compaction if the
+ * block could fill the buffer (new_t: the threshold changed; w, the buffer's length, is
+ * updated), and the block's exclusions as a mask (x moves past them). */
+static inline uint32_t re_compress_block(re_topk<float, int32_t>& st, Py_ssize_t& w, const int64_t*& x,
+                                         Py_ssize_t j, bool& new_t) {
+    new_t = w > st.cap - RE_TOPK_BLOCK;
+    if (new_t) {
+        st.n = w;
+        st.compact();
+        w = st.n;
+    }
+    uint32_t excluded = 0;
+    if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
+        for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
+    return excluded;
+}
+
+/* The end of the compress scans: the state back into st, and the scores after the last
+ * whole block, one by one. */
+static inline void re_compress_finish(const float* row, Py_ssize_t m, Py_ssize_t j, re_topk<float, int32_t>& st,
+                                      Py_ssize_t w, const int64_t* x, int64_t bad) {
+    st.n = w;
+    st.x = x;
+    st.n_bad += bad;
+    for (; j < m; ++j)
+        if (re_flag(row[j], st.t)) st.offer(row[j], j);
+}
+
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
 RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const re_compress_table& table = re_compress_lanes();
@@ -677,20 +705,15 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     re_entry<float, int32_t>* const out = st.buf;
-    const Py_ssize_t cap = st.cap;
     const int64_t* x = st.x;
-    const int64_t* const x_end = st.x_end;
     __m256 vt = _mm256_set1_ps(st.t);
     Py_ssize_t w = st.n;
     int64_t bad = 0;
     Py_ssize_t j = 0;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        if (w > cap - RE_TOPK_BLOCK) { /* the block could fill the buffer */
-            st.n = w;
-            st.compact();
-            w = st.n;
-            vt = _mm256_set1_ps(st.t);
-        }
+        bool new_t;
+        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
+        if (new_t) vt = _mm256_set1_ps(st.t);
         __m256 v[4];
         __m256 any_bad = _mm256_setzero_ps();
         uint32_t keep = 0;
@@ -700,9 +723,6 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
             keep |= (uint32_t) _mm256_movemask_ps(above) << (8 * q);
             any_bad = _mm256_or_ps(any_bad, _mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ));
         }
-        uint32_t excluded = 0;
-        if (x < x_end && *x < j + RE_TOPK_BLOCK)
-            for (; x < x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
         keep &= ~excluded;
         if (_mm256_movemask_ps(any_bad)) {
             uint32_t is_bad = 0;
@@ -724,24 +744,68 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
             w += __builtin_popcount(mask);
         }
     }
-    st.n = w;
-    st.x = x;
-    st.n_bad += bad;
-    for (; j < m; ++j)
-        if (re_flag(row[j], st.t)) st.offer(row[j], j);
+    re_compress_finish(row, m, j, st, w, x, bad);
+}
+
+/* The same with AVX-512 (16 scores at a time): the compress is one instruction
+ * (vcompressps) and the comparisons give masks directly. */
+#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
+RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* (value, id) pairs of lanes 0-7 and of lanes 8-15 */
+    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    re_entry<float, int32_t>* const out = st.buf;
+    const int64_t* x = st.x;
+    __m512 vt = _mm512_set1_ps(st.t);
+    Py_ssize_t w = st.n;
+    int64_t bad = 0;
+    Py_ssize_t j = 0;
+    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        bool new_t;
+        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
+        if (new_t) vt = _mm512_set1_ps(st.t);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 v = _mm512_loadu_ps(row + j + 16 * h);
+            const __mmask16 candidate = (__mmask16) ~(excluded >> (16 * h));
+            const __mmask16 keep =
+                _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ), v, inf, _CMP_LT_OQ);
+            const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
+            bad += __builtin_popcount((unsigned) is_bad);
+            const __m512 vals = _mm512_maskz_compress_ps(keep, v);
+            const __m512 ids = _mm512_castsi512_ps(
+                _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
+            _mm512_storeu_ps((float*) (out + w), _mm512_permutex2var_ps(vals, pairs_lo, ids));
+            _mm512_storeu_ps((float*) (out + w + 8), _mm512_permutex2var_ps(vals, pairs_hi, ids));
+            w += __builtin_popcount((unsigned) keep);
+        }
+    }
+    re_compress_finish(row, m, j, st, w, x, bad);
+}
+
+/* RANKEREVAL_DISABLE_AVX512 (set before the first call) keeps the AVX2 scans, and
+ * RANKEREVAL_DISABLE_AVX2 the SSE2 ones: for tests */
+static inline bool re_cpu_has_avx512() {
+    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+                            __builtin_cpu_supports("popcnt") && !std::getenv("RANKEREVAL_DISABLE_AVX512");
+    return has;
 }
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
  * threshold with many scores above it, a buffer with room for a block past its compaction
- * point (re_scan_compress_avx2), AVX2 and POPCNT. */
+ * point, and AVX-512 or AVX2 (with POPCNT). */
 template <typename ID>
 static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>&) {
     return false;
 }
 static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
-    static const bool cpu = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!cpu || !st.have_t || st.have_hi || st.k * RE_TOPK_BLOCK < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
-    re_scan_compress_avx2(row, m, st);
+    static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
+    if (!avx2 || !st.have_t || st.have_hi || st.k * RE_TOPK_BLOCK < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
+    if (re_cpu_has_avx512())
+        re_scan_compress_avx512(row, m, st);
+    else
+        re_scan_compress_avx2(row, m, st);
     return true;
 }
 

@@ -347,26 +347,36 @@ for dtype in ("float32", "float64"):
             import warnings
             warnings.simplefilter("ignore")
             out.append(Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list())
+import warnings
+b = rng.standard_normal((20, 9000), dtype=np.float32)
+b[rng.random(b.shape) < 0.002] = np.inf
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out.append(Rankings.from_scores(b, k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
+out.append([str(w.message) for w in caught])
 json.dump(out, sys.stdout)
 """
 
 
 def test_simd_scan_paths_agree():
-    """The AVX2 scan (chosen at run time) and the SSE2 one give the same rankings."""
+    """The scans chosen at run time give the same rankings: AVX-512 or AVX2 where the CPU
+    has them (the compress scan of float32 rows at k = 700), AVX2 only
+    (RANKEREVAL_DISABLE_AVX512), SSE2 only (RANKEREVAL_DISABLE_AVX2)."""
     import json
     import os
     import subprocess
     import sys
 
     runs = []
-    for disable in ("", "1"):
+    for disable in ("", "RANKEREVAL_DISABLE_AVX512", "RANKEREVAL_DISABLE_AVX2"):
         env = dict(os.environ)
         env.pop("RANKEREVAL_DISABLE_AVX2", None)
+        env.pop("RANKEREVAL_DISABLE_AVX512", None)
         if disable:
-            env["RANKEREVAL_DISABLE_AVX2"] = "1"
+            env[disable] = "1"
         res = subprocess.run([sys.executable, "-c", _SCAN_SCRIPT], env=env, capture_output=True, text=True, check=True)
         runs.append(json.loads(res.stdout))
-    assert runs[0] == runs[1]
+    assert runs[0] == runs[1] == runs[2]
     rng = np.random.default_rng(11)
     a = rng.integers(-4, 5, size=(40, 9000)).astype("float32")
     a[rng.random(a.shape) < 0.01] = np.nan
