@@ -12,29 +12,38 @@
  *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
  *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
  *   dense row (k >= 32) starts instead from a threshold estimated on a sample of the row
- *   (re_sample_threshold), with a second pass in the rare case that fewer than k scores
- *   pass it.
+ *   (re_sample_threshold: a histogram and a bisection, no branch per sampled score), with a
+ *   second pass in the rare case that fewer than k scores pass it.
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks.
+ *   blocks. Where about one score a block or more passes (float32, a sampled threshold,
+ *   k >= m / 32), the scan has no branch on the scores at all: the passing scores of each 8
+ *   or 16 are moved together with their ids (AVX2 permutation, AVX-512 compress) and
+ *   appended (re_scan_compress_avx2/avx512).
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask.
  * - At the end the winners, still in id order, are sorted by descending score with a
  *   stable sort (insertion sort when short, else an LSD radix sort on an order-preserving
- *   unsigned key of the score), which keeps ties in ascending id, and the first k kept.
+ *   unsigned key of the score: as 64-bit words of key and id, on only the bits where the
+ *   keys differ, for keys and ids of up to 32 bits), which keeps ties in ascending id, and
+ *   the first k kept. Meanwhile the thread's next row is prefetched (re_topk_dense's
+ *   `next`): the sort reads no memory, and the next row's sample and scan find it cached.
  *
- * Measured with callgrind on 200 rows of 20 000 standard normal float32 scores with 50
- * exclusions each (one thread, AVX2 scan), instructions per score: k = 10 1.67, k = 100
- * 3.45, k = 1000 10.3 (before the block-wise intake: 1.91, 3.59, 12.0). At k = 1000 about
- * 1 440 scores pass the sampled threshold, and the time is less a matter of instructions
- * than of mispredicted branches (about 2 000 a row: the sample's selection, the end of each block's loop over
- * its flagged scores): the radix sort of the winners has none.
+ * Measured with callgrind (AVX2: valgrind has no AVX-512) on 200 rows of 20 000 standard
+ * normal float32 scores, one thread, instructions and mispredicted branches (valgrind's
+ * branch simulation) per row: k = 10 32 k and 460, k = 100 68 k and 600, k = 1000 217 k and
+ * 110 (before the histogram sample, the compress scan and the word sort: k = 100 67 k and
+ * 1 170, k = 1000 202 k and 1 620: about 1 445 scores passed the sampled threshold, about
+ * 1 320 now). At k = 1000 the time a row is now about half sort (3 passes of 9 bits over
+ * about 1 320 words), a quarter scan, an eighth sample (harness with the row in cache:
+ * 17-20 us a row with AVX-512, 20-24 us with AVX2, 30-37 us before; k = 10: 3.3 us).
  *
- * Scratch per thread: 2 cap entries + 2 cap scores + the sample (cap <= the row length).
+ * Scratch per thread: 2 cap entries + 2 cap scores (the word sort reuses them for two arrays
+ * of cap words and cap keys) + the sample's keys (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
