@@ -521,7 +521,14 @@ struct re_topk {
             hi = c > hi ? c : hi;
         }
         const int bits = re_bit_width(hi - lo);
-        const int passes = (bits + MAX_BITS - 1) / MAX_BITS;
+        /* the fewest passes, or one more when a pass over n words costs less than the
+         * counts of the wider digits (a few winners: 2 passes of 6 bits, not 1 of 11) */
+        int passes = (bits + MAX_BITS - 1) / MAX_BITS;
+        for (; passes && passes < MAX_PASSES; ++passes) {
+            const Py_ssize_t wide = (Py_ssize_t) 1 << ((bits + passes - 1) / passes);
+            const Py_ssize_t narrow = (Py_ssize_t) 1 << ((bits + passes) / (passes + 1));
+            if (passes * (3 * n + wide) <= (passes + 1) * (3 * n + narrow)) break;
+        }
         const int width = passes ? (bits + passes - 1) / passes : 0;
         const uint32_t digit = (1u << width) - 1;
         uint32_t count[MAX_PASSES][1 << MAX_BITS];
@@ -858,7 +865,7 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
  * The r-th largest sampled score is found on the top 32 bits of the order-preserving keys
  * without a data-dependent branch per score (a selection such as std::nth_element
  * mispredicts about one branch per sampled score): a histogram of 11 bits of the keys (the
- * highest 11 from the highest bit where they differ) gives the bucket of the r-th largest;
+ * highest 11 of their range, largest less smallest) gives the bucket of the r-th largest;
  * the keys of that bucket, copied out, are searched by bisection, bit by bit from the
  * highest, each bit by counting the keys at or above a candidate (a vectorised loop).
  * Sixteen bits below the histogram's are searched: below them the answer is rounded down
@@ -896,12 +903,13 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
     if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
     uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
-    const int top = re_bit_width(lo ^ hi) - 1;
+    const int top = re_bit_width(hi - lo) - 1; /* the highest bit of the keys' range */
     if (top >= 0) {
-        /* the histogram of digit = (key >> shift) - (lo >> shift), at most 11 bits */
+        /* the histogram of digit = (key >> shift) - (lo >> shift): 11 bits of the range
+         * (2^11 + 1 values: the range's top bits may carry into one more) */
         const int shift = top >= RE_SAMPLE_HIST_BITS - 1 ? top - (RE_SAMPLE_HIST_BITS - 1) : 0;
         const uint32_t base = lo >> shift;
-        uint32_t count[1 << RE_SAMPLE_HIST_BITS];
+        uint32_t count[(1 << RE_SAMPLE_HIST_BITS) + 1];
         const uint32_t top_digit = (hi >> shift) - base;
         std::memset(count, 0, sizeof(uint32_t) * (top_digit + 1));
         for (Py_ssize_t i = 0; i < ns; ++i) ++count[(key[i] >> shift) - base];
