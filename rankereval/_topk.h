@@ -12,29 +12,38 @@
  *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
  *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
  *   dense row (k >= 32) starts instead from a threshold estimated on a sample of the row
- *   (re_sample_threshold), with a second pass in the rare case that fewer than k scores
- *   pass it.
+ *   (re_sample_threshold: a histogram and a bisection, no branch per sampled score), with a
+ *   second pass in the rare case that fewer than k scores pass it.
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks.
+ *   blocks. Where about one score a block or more passes (float32, a sampled threshold,
+ *   k >= m / 32), the scan has no branch on the scores at all: the passing scores of each 8
+ *   or 16 are moved together with their ids (AVX2 permutation, AVX-512 compress) and
+ *   appended (re_scan_compress_avx2/avx512).
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask.
  * - At the end the winners, still in id order, are sorted by descending score with a
  *   stable sort (insertion sort when short, else an LSD radix sort on an order-preserving
- *   unsigned key of the score), which keeps ties in ascending id, and the first k kept.
+ *   unsigned key of the score: as 64-bit words of key and id, on only the bits where the
+ *   keys differ, for keys and ids of up to 32 bits), which keeps ties in ascending id, and
+ *   the first k kept. Meanwhile the thread's next row is prefetched (re_topk_dense's
+ *   `next`): the sort reads no memory, and the next row's sample and scan find it cached.
  *
- * Measured with callgrind on 200 rows of 20 000 standard normal float32 scores with 50
- * exclusions each (one thread, AVX2 scan), instructions per score: k = 10 1.67, k = 100
- * 3.45, k = 1000 10.3 (before the block-wise intake: 1.91, 3.59, 12.0). At k = 1000 about
- * 1 440 scores pass the sampled threshold, and the time is less a matter of instructions
- * than of mispredicted branches (about 2 000 a row: the sample's selection, the end of each block's loop over
- * its flagged scores): the radix sort of the winners has none.
+ * Measured with callgrind (AVX2: valgrind has no AVX-512) on 200 rows of 20 000 standard
+ * normal float32 scores, one thread, instructions and mispredicted branches (valgrind's
+ * branch simulation) per row: k = 10 32 k and 460, k = 100 68 k and 600, k = 1000 217 k and
+ * 110 (before the histogram sample, the compress scan and the word sort: k = 100 67 k and
+ * 1 170, k = 1000 202 k and 1 620: about 1 445 scores passed the sampled threshold, about
+ * 1 320 now). At k = 1000 the time a row is now about half sort (3 passes of 9 bits over
+ * about 1 320 words), a quarter scan, an eighth sample (harness with the row in cache:
+ * 17-20 us a row with AVX-512, 20-24 us with AVX2, 30-37 us before; k = 10: 3.3 us).
  *
- * Scratch per thread: 2 cap entries + 2 cap scores + the sample (cap <= the row length).
+ * Scratch per thread: 2 cap entries + 2 cap scores (the word sort reuses them for two arrays
+ * of cap words and cap keys) + the sample's keys (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
@@ -58,6 +67,17 @@
 #define RE_NOINLINE
 #endif
 
+/* The number of bits of x (0 for 0) */
+static inline int re_bit_width(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32 - __builtin_clz(x) : 0;
+#else
+    int w = 0;
+    for (; x; x >>= 1) ++w;
+    return w;
+#endif
+}
+
 /* IEEE binary16, read as its bits (numpy float16 viewed as uint16) */
 struct re_half {
     uint16_t bits;
@@ -76,6 +96,7 @@ struct re_score;
         static inline bool bad(T) { return false; }                                           \
         static inline bool gt(T a, T b) { return a > b; }                                     \
         static inline U ukey(T v) { return (U) v ^ ((U) 1 << (8 * sizeof(U) - 1)); }          \
+        static inline T from_ukey(U u) { return (T) (U) (u ^ ((U) 1 << (8 * sizeof(U) - 1))); } \
     };
 RE_INT_SCORE(int8_t, uint8_t)
 RE_INT_SCORE(int16_t, uint16_t)
@@ -90,6 +111,7 @@ RE_INT_SCORE(int64_t, uint64_t)
         static inline bool bad(T) { return false; }                                           \
         static inline bool gt(T a, T b) { return a > b; }                                     \
         static inline U ukey(T v) { return v; }                                               \
+        static inline T from_ukey(U u) { return u; }                                          \
     };
 RE_UINT_SCORE(uint8_t)
 RE_UINT_SCORE(uint16_t)
@@ -108,6 +130,12 @@ struct re_score<float> {
         std::memcpy(&b, &w, sizeof b);
         return b ^ ((U) ((int32_t) b >> 31) | 0x80000000u); /* negative: all bits flipped */
     }
+    static inline float from_ukey(U u) {
+        const U b = (u & 0x80000000u) ? u ^ 0x80000000u : ~u;
+        float v;
+        std::memcpy(&v, &b, sizeof v);
+        return v;
+    }
 };
 
 template <>
@@ -120,6 +148,12 @@ struct re_score<double> {
         U b;
         std::memcpy(&b, &w, sizeof b);
         return b ^ ((U) ((int64_t) b >> 63) | ((U) 1 << 63)); /* negative: all bits flipped */
+    }
+    static inline double from_ukey(U u) {
+        const U b = (u >> 63) ? u ^ ((U) 1 << 63) : ~u;
+        double v;
+        std::memcpy(&v, &b, sizeof v);
+        return v;
     }
 };
 
@@ -134,7 +168,27 @@ struct re_score<re_half> {
     static inline bool bad(re_half v) { return (v.bits & 0x7c00) == 0x7c00; }
     static inline bool gt(re_half a, re_half b) { return skey(a) > skey(b); }
     static inline U ukey(re_half v) { return (U) (skey(v) + 0x8000); }
+    static inline re_half from_ukey(U u) {
+        const int32_t sk = (int32_t) u - 0x8000;
+        re_half v;
+        v.bits = (uint16_t) (sk < 0 ? 0x8000 | -sk : sk);
+        return v;
+    }
 };
+
+/* The top 32 bits of the key (all of it for keys of up to 32 bits), and a score whose key
+ * has those top bits and zeros below: what a threshold estimated on 32-bit keys needs. */
+template <typename T>
+static inline uint32_t re_key32(T v) {
+    const uint64_t u = (uint64_t) re_score<T>::ukey(v);
+    return sizeof(typename re_score<T>::U) == 8 ? (uint32_t) (u >> 32) : (uint32_t) u;
+}
+template <typename T>
+static inline T re_from_key32(uint32_t key) {
+    typedef typename re_score<T>::U U;
+    const uint64_t u = sizeof(U) == 8 ? (uint64_t) key << 32 : (uint64_t) key;
+    return re_score<T>::from_ukey((U) u);
+}
 
 /* a score the threshold test flags: above t, or NaN/infinite (dropped, but counted) */
 template <typename T>
@@ -302,7 +356,7 @@ enum { RE_TOPK_SHORT = 32 };
 /* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
  * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample */
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap) {
-    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64;
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64; /* the sample: 2 keys of 4 bytes */
 }
 
 /* The selection state of one row. */
@@ -310,6 +364,7 @@ template <typename T, typename ID>
 struct re_topk {
     typedef re_score<T> S;
     typedef typename S::U U;
+    char* base;           /* the scratch space */
     re_entry<T, ID>* buf; /* candidates kept so far, in ascending id */
     re_entry<T, ID>* tmp; /* the final sort */
     T* vals;              /* selection; radix keys (2 cap) */
@@ -325,7 +380,7 @@ struct re_topk {
     re_topk(void* scratch, Py_ssize_t cap_, Py_ssize_t k_, const int64_t* x_, const int64_t* x_end_)
         : n(0), cap(cap_), k(k_), x(x_), x_end(x_end_), n_bad(0), t(), hi(), have_t(false), have_hi(false),
           compacted(false) {
-        char* base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
+        base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
         buf = (re_entry<T, ID>*) base;
         tmp = buf + cap;
         vals = (T*) (base + (size_t) cap * 32);
@@ -445,12 +500,76 @@ struct re_topk {
         return radix_sort(buf, n, tmp, key, key + cap);
     }
 
+    /* The ids of the min(n, k) best of buf[0:n] into out, for keys and ids of at most 32 bits
+     * (re_topk::write). Each entry becomes one 64-bit word: the key, inverted (descending
+     * score) and less its smallest value, above the id; a stable LSD radix sort of the words
+     * on the key bits leaves ties in the order of buf, ascending id. Only the bits where the
+     * keys differ are sorted, in as few passes of at most 11 bits as they need (scores above
+     * a threshold share their top bits: the 20 000 standard normal scores' top 1 445 differ
+     * in 25 bits, three passes); the counts of every pass are taken in one read. */
+    template <typename Q>
+    Py_ssize_t write_packed(Q* out) {
+        enum { MAX_BITS = 11, MAX_PASSES = 3 };
+        uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
+        uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
+        uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
+        uint32_t lo = 0xffffffffu, hi = 0;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
+            key[i] = c;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        const int bits = re_bit_width(hi - lo);
+        /* the fewest passes, or one more when a pass over n words costs less than the
+         * counts of the wider digits (a few winners: 2 passes of 6 bits, not 1 of 11) */
+        int passes = (bits + MAX_BITS - 1) / MAX_BITS;
+        for (; passes && passes < MAX_PASSES; ++passes) {
+            const Py_ssize_t wide = (Py_ssize_t) 1 << ((bits + passes - 1) / passes);
+            const Py_ssize_t narrow = (Py_ssize_t) 1 << ((bits + passes) / (passes + 1));
+            if (passes * (3 * n + wide) <= (passes + 1) * (3 * n + narrow)) break;
+        }
+        const int width = passes ? (bits + passes - 1) / passes : 0;
+        const uint32_t digit = (1u << width) - 1;
+        uint32_t count[MAX_PASSES][1 << MAX_BITS];
+        for (int d = 0; d < MAX_PASSES; ++d) std::memset(count[d], 0, sizeof(uint32_t) << width);
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const uint32_t c = key[i] - lo;
+            words[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+            ++count[0][c & digit]; /* the counts of unused passes are never read */
+            ++count[1][(c >> width) & digit];
+            ++count[2][(c >> (2 * width)) & digit];
+        }
+        for (int d = 0; d < passes; ++d) {
+            uint32_t* cnt = count[d];
+            uint32_t pos = 0;
+            for (uint32_t b = 0; b <= digit; ++b) {
+                const uint32_t c = cnt[b];
+                cnt[b] = pos;
+                pos += c;
+            }
+            const unsigned shift = 32 + d * width;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4
+#endif
+            for (Py_ssize_t i = 0; i < n; ++i) {
+                const uint64_t w = words[i];
+                other[cnt[(w >> shift) & digit]++] = w;
+            }
+            std::swap(words, other);
+        }
+        const Py_ssize_t len = n < k ? n : k;
+        for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) words[i];
+        return len;
+    }
+
     /* The <= k best, sorted, into out; returns how many. More than k left (at most
      * cap, about 2k): sorting as far as the first k is cheaper than a compaction first,
      * except before a short insertion sort. */
     template <typename Q>
     Py_ssize_t write(Q* out) {
         if (n > k && k <= RE_TOPK_SHORT) compact();
+        if (n > RE_TOPK_SHORT && sizeof(U) <= 4 && sizeof(ID) <= 4) return write_packed(out);
         const re_entry<T, ID>* r = sorted();
         if (n > k) n = k;
         for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
@@ -537,9 +656,179 @@ RE_AVX2 static void re_scan_dense_avx2(const T* row, Py_ssize_t m, re_topk<T, ID
     RE_SCAN_DENSE_BODY(re_block_mask_avx2)
 }
 
+/* For each 8-bit mask, its set bits' lane numbers first (then zeros): the permutation that
+ * moves the flagged lanes of 8 to the front (an AVX2 "compress"). */
+struct re_compress_table {
+    uint8_t lanes[256][8];
+    re_compress_table() {
+        for (int mask = 0; mask < 256; ++mask) {
+            int w = 0;
+            for (int b = 0; b < 8; ++b)
+                if (mask >> b & 1) lanes[mask][w++] = (uint8_t) b;
+            for (; w < 8; ++w) lanes[mask][w] = 0;
+        }
+    }
+};
+
+static inline const re_compress_table& re_compress_lanes() {
+    static const re_compress_table table; /* built once, on first use (thread-safe) */
+    return table;
+}
+
+/* The scan of a dense float32 row (int32 ids) once a threshold exists, where many scores
+ * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
+ * of re_scan_dense visits the flagged scores of each block one by one, and the end of
+ * that loop is a branch mispredicted about once a block when most blocks hold one to a few
+ * flagged scores. Here nothing depends on the scores but the rare: each 8 scores are
+ * compared with t, and the finite ones above it are moved to the front of the vector (a
+ * permutation from re_compress_table) with their ids and stored, interleaved as buffer
+ * entries, at the end of the buffer, which then grows by their number (stores past it are
+ * overwritten later). A block's exclusions clear its mask first; NaN and infinite scores
+ * are never kept and, when a block has any (tested once a block), counted. A compaction,
+ * when the buffer might fill, happens between blocks. */
+/* The start of each block of the compress scans, at row[j:j + 32]: a compaction if the
+ * block could fill the buffer (new_t: the threshold changed; w, the buffer's length, is
+ * updated), and the block's exclusions as a mask (x moves past them). */
+static inline uint32_t re_compress_block(re_topk<float, int32_t>& st, Py_ssize_t& w, const int64_t*& x,
+                                         Py_ssize_t j, bool& new_t) {
+    new_t = w > st.cap - RE_TOPK_BLOCK;
+    if (new_t) {
+        st.n = w;
+        st.compact();
+        w = st.n;
+    }
+    uint32_t excluded = 0;
+    if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
+        for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
+    return excluded;
+}
+
+/* The end of the compress scans: the state back into st, and the scores after the last
+ * whole block, one by one. */
+static inline void re_compress_finish(const float* row, Py_ssize_t m, Py_ssize_t j, re_topk<float, int32_t>& st,
+                                      Py_ssize_t w, const int64_t* x, int64_t bad) {
+    st.n = w;
+    st.x = x;
+    st.n_bad += bad;
+    for (; j < m; ++j)
+        if (re_flag(row[j], st.t)) st.offer(row[j], j);
+}
+
+#define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
+RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    const re_compress_table& table = re_compress_lanes();
+    const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    re_entry<float, int32_t>* const out = st.buf;
+    const int64_t* x = st.x;
+    __m256 vt = _mm256_set1_ps(st.t);
+    Py_ssize_t w = st.n;
+    int64_t bad = 0;
+    Py_ssize_t j = 0;
+    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        bool new_t;
+        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
+        if (new_t) vt = _mm256_set1_ps(st.t);
+        __m256 v[4];
+        __m256 any_bad = _mm256_setzero_ps();
+        uint32_t keep = 0;
+        for (int q = 0; q < 4; ++q) {
+            v[q] = _mm256_loadu_ps(row + j + 8 * q);
+            const __m256 above = _mm256_and_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ), _mm256_cmp_ps(v[q], inf, _CMP_LT_OQ));
+            keep |= (uint32_t) _mm256_movemask_ps(above) << (8 * q);
+            any_bad = _mm256_or_ps(any_bad, _mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ));
+        }
+        keep &= ~excluded;
+        if (_mm256_movemask_ps(any_bad)) {
+            uint32_t is_bad = 0;
+            for (int q = 0; q < 4; ++q)
+                is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
+                          << (8 * q);
+            bad += __builtin_popcount(is_bad & ~excluded);
+        }
+        for (int q = 0; q < 4; ++q) {
+            const uint32_t mask = (keep >> (8 * q)) & 0xff;
+            const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
+            const __m256 vals = _mm256_permutevar8x32_ps(v[q], perm);
+            const __m256i ids = _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
+                                                 _mm256_set1_epi32((int32_t) (j + 8 * q)));
+            const __m256 lo = _mm256_unpacklo_ps(vals, _mm256_castsi256_ps(ids)); /* v0 i0 v1 i1 | v4 i4 v5 i5 */
+            const __m256 hi = _mm256_unpackhi_ps(vals, _mm256_castsi256_ps(ids)); /* v2 i2 v3 i3 | v6 i6 v7 i7 */
+            _mm256_storeu_ps((float*) (out + w), _mm256_permute2f128_ps(lo, hi, 0x20));
+            _mm256_storeu_ps((float*) (out + w + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
+            w += __builtin_popcount(mask);
+        }
+    }
+    re_compress_finish(row, m, j, st, w, x, bad);
+}
+
+/* The same with AVX-512 (16 scores at a time): the compress is one instruction
+ * (vcompressps) and the comparisons give masks directly. */
+#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
+RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* (value, id) pairs of lanes 0-7 and of lanes 8-15 */
+    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    re_entry<float, int32_t>* const out = st.buf;
+    const int64_t* x = st.x;
+    __m512 vt = _mm512_set1_ps(st.t);
+    Py_ssize_t w = st.n;
+    int64_t bad = 0;
+    Py_ssize_t j = 0;
+    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        bool new_t;
+        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
+        if (new_t) vt = _mm512_set1_ps(st.t);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 v = _mm512_loadu_ps(row + j + 16 * h);
+            const __mmask16 candidate = (__mmask16) ~(excluded >> (16 * h));
+            const __mmask16 keep =
+                _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ), v, inf, _CMP_LT_OQ);
+            const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
+            bad += __builtin_popcount((unsigned) is_bad);
+            const __m512 vals = _mm512_maskz_compress_ps(keep, v);
+            const __m512 ids = _mm512_castsi512_ps(
+                _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
+            _mm512_storeu_ps((float*) (out + w), _mm512_permutex2var_ps(vals, pairs_lo, ids));
+            _mm512_storeu_ps((float*) (out + w + 8), _mm512_permutex2var_ps(vals, pairs_hi, ids));
+            w += __builtin_popcount((unsigned) keep);
+        }
+    }
+    re_compress_finish(row, m, j, st, w, x, bad);
+}
+
+/* RANKEREVAL_DISABLE_AVX512 (set before the first call) keeps the AVX2 scans, and
+ * RANKEREVAL_DISABLE_AVX2 the SSE2 ones: for tests */
+static inline bool re_cpu_has_avx512() {
+    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+                            __builtin_cpu_supports("popcnt") && !std::getenv("RANKEREVAL_DISABLE_AVX512");
+    return has;
+}
+
+/* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
+ * threshold with many scores above it, a buffer with room for a block past its compaction
+ * point, and AVX-512 or AVX2 (with POPCNT). */
+template <typename ID>
+static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>&) {
+    return false;
+}
+static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
+    if (!avx2 || !st.have_t || st.have_hi || st.k * RE_TOPK_BLOCK < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
+    if (re_cpu_has_avx512())
+        re_scan_compress_avx512(row, m, st);
+    else
+        re_scan_compress_avx2(row, m, st);
+    return true;
+}
+
 template <typename ID>
 struct re_scan<float, ID> {
     static inline void run(const float* row, Py_ssize_t m, re_topk<float, ID>& st) {
+        if (re_scan_compress(row, m, st)) return;
         if (re_cpu_has_avx2())
             re_scan_dense_avx2(row, m, st);
         else
@@ -564,38 +853,99 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
 }
 
 /* A first threshold for a dense row, from a sample of its finite scores: the score that
- * r ~ mu + 3 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
+ * r ~ mu + 2 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
  * number of sampled scores among the row's top k. Somewhat more than k scores of the row
- * then pass it, and fewer than k only rarely: then a second pass over the row, which is
- * still in the cache, collects the rest. The sample is 512 scores (1024 from k = 256: a
- * tighter threshold saves more there), in runs of 32 spread over the row. Not used for a
- * short row or a small k, where the first `cap` scores of the row give a threshold as good
- * for less, nor when k is a large part of the row. */
+ * then pass it (about 1.3 k at k = 1000 of 20 000), and fewer than k only in a few rows
+ * in a hundred: then a second pass over the row, which is still in the cache, collects
+ * the rest. The sample is 512 scores (1024 from k = 256: a tighter threshold saves more
+ * there), in runs of 32 spread over the row. Not used for a short row or a small k, where
+ * the first `cap` scores of the row give a threshold as good for less, nor when k is a
+ * large part of the row.
+ *
+ * The r-th largest sampled score is found on the top 32 bits of the order-preserving keys
+ * without a data-dependent branch per score (a selection such as std::nth_element
+ * mispredicts about one branch per sampled score): a histogram of 11 bits of the keys (the
+ * highest 11 of their range, largest less smallest) gives the bucket of the r-th largest;
+ * the keys of that bucket, copied out, are searched by bisection, bit by bit from the
+ * highest, each bit by counting the keys at or above a candidate (a vectorised loop).
+ * Sixteen bits below the histogram's are searched: below them the answer is rounded down
+ * (a threshold a little lower: a few more scores pass it). */
+enum { RE_SAMPLE_HIST_BITS = 11 };
+
 template <typename T>
 static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0) {
     typedef re_score<T> S;
     if (k < 32 || m < 8 * RE_TOPK_SAMPLE) return false;
+    uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
+    uint32_t* sub = key + RE_TOPK_SAMPLE;
     const Py_ssize_t chunks = k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;
-    Py_ssize_t ns = 0;
+    /* NaN and infinite scores get key 0, below every finite score's (loops the compiler
+     * vectorises); n_ok counts the finite ones */
+    const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
+    Py_ssize_t n_ok = 0;
     for (Py_ssize_t c = 0; c < chunks; ++c) {
         const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
+        uint32_t* kc = key + c * RE_TOPK_SAMPLE_RUN;
+        int32_t ok = 0;
         for (Py_ssize_t b = 0; b < RE_TOPK_SAMPLE_RUN; ++b) {
-            sample[ns] = p[b];
-            ns += (Py_ssize_t) !S::bad(p[b]);
+            const uint32_t good = (uint32_t) !S::bad(p[b]);
+            kc[b] = re_key32(p[b]) & (0u - good);
+            ok += (int32_t) good;
+        }
+        n_ok += ok;
+    }
+    uint32_t lo = 0xffffffffu, hi = 0;
+    for (Py_ssize_t i = 0; i < ns; ++i) {
+        lo = key[i] < lo ? key[i] : lo;
+        hi = key[i] > hi ? key[i] : hi;
+    }
+    const double mu = (double) n_ok * (double) k / (double) m;
+    const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
+    if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
+    uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
+    const int top = re_bit_width(hi - lo) - 1; /* the highest bit of the keys' range */
+    if (top >= 0) {
+        /* the histogram of digit = (key >> shift) - (lo >> shift): 11 bits of the range
+         * (2^11 + 1 values: the range's top bits may carry into one more) */
+        const int shift = top >= RE_SAMPLE_HIST_BITS - 1 ? top - (RE_SAMPLE_HIST_BITS - 1) : 0;
+        const uint32_t base = lo >> shift;
+        uint32_t count[(1 << RE_SAMPLE_HIST_BITS) + 1];
+        const uint32_t top_digit = (hi >> shift) - base;
+        std::memset(count, 0, sizeof(uint32_t) * (top_digit + 1));
+        for (Py_ssize_t i = 0; i < ns; ++i) ++count[(key[i] >> shift) - base];
+        uint32_t d = top_digit;
+        Py_ssize_t above = 0; /* sampled keys in the buckets above d */
+        while (above + (Py_ssize_t) count[d] < r) above += count[d--];
+        /* the (r - above)-th largest key of bucket d */
+        Py_ssize_t nsub = 0;
+        const uint32_t in_d = d + base;
+        for (Py_ssize_t i = 0; i < ns; ++i) {
+            sub[nsub] = key[i] ^ 0x80000000u; /* signed comparisons below (SSE2 has them) */
+            nsub += (Py_ssize_t) (key[i] >> shift == in_d);
+        }
+        const int32_t* skey = (const int32_t*) sub;
+        const Py_ssize_t need = r - above;
+        answer = (d + base) << shift;
+        const int low = shift > 16 ? shift - 16 : 0;
+        for (int bit = shift - 1; bit >= low; --bit) {
+            const uint32_t c = answer | (1u << bit);
+            const int32_t sc = (int32_t) (c ^ 0x80000000u);
+            int32_t n_at_least = 0;
+            for (Py_ssize_t i = 0; i < nsub; ++i) n_at_least += (int32_t) (skey[i] >= sc);
+            answer = (Py_ssize_t) n_at_least >= need ? c : answer;
         }
     }
-    const double mu = (double) ns * (double) k / (double) m;
-    const Py_ssize_t r = (Py_ssize_t) (mu + 3.0 * std::sqrt(mu) + 2.0);
-    if (r > ns / 4) return false; /* k is too large a part of the row for the sample to help */
-    std::nth_element(sample, sample + (r - 1), sample + ns, typename re_topk<T, int64_t>::greater());
-    *t0 = sample[r - 1];
+    /* at least r sampled keys are >= answer; the threshold is the score with that key */
+    const T t = re_from_key32<T>(answer);
+    if (S::bad(t)) return false;
+    *t0 = t;
     return true;
 }
 
 /* Dense row: candidates are the ids 0..m-1 minus the exclusions [x, x_end). */
 template <typename T, typename Q>
 static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_t* x, const int64_t* x_end,
-                          void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad) {
+                          void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad, const void* next) {
     re_topk<T, Q> st(scratch, cap, k, x, x_end);
     T t0 = T();
     const bool sampled = k < m && re_sample_threshold(row, m, k, st.sample, &t0);
@@ -604,6 +954,9 @@ static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_
         st.have_t = true;
     }
     re_scan_dense(row, m, st);
+    /* The winners' sort reads no memory: meanwhile the next row (of the same thread) comes
+     * into the cache, and its sample and scan find it there. */
+    if (sampled && next != NULL) re_prefetch(next, m * (Py_ssize_t) sizeof(T));
     if (!sampled || st.compacted || st.n >= k) {
         st.finish(out, out_len, n_bad);
         return;
@@ -667,10 +1020,10 @@ template <typename T, typename Q>
 static inline void re_topk_typed(int mode, const void* scores, const int64_t* ids, Py_ssize_t len, Py_ssize_t m,
                                  const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
                                  const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, int64_t* out_len,
-                                 int64_t* n_bad) {
+                                 int64_t* n_bad, const void* next) {
     const T* s = (const T*) scores;
     if (mode == RE_DENSE)
-        re_topk_dense(s, len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad);
+        re_topk_dense(s, len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad, next);
     else if (mode == RE_LISTED)
         re_topk_listed(s, m, ids, ids + len, k, x, x_end, scratch, cap, (Q*) out, out_len, n_bad);
     else
@@ -681,11 +1034,11 @@ template <typename Q>
 static inline void re_topk_q(int code, int mode, const void* scores, const int64_t* ids, Py_ssize_t len,
                              Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k,
                              const int64_t* x, const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out,
-                             int64_t* out_len, int64_t* n_bad) {
+                             int64_t* out_len, int64_t* n_bad, const void* next) {
 #define RE_CASE(C, T)                                                                                 \
     case C:                                                                                           \
         re_topk_typed<T, Q>(mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out, \
-                            out_len, n_bad);                                                          \
+                            out_len, n_bad, next);                                                    \
         break;
     switch (code) {
         RE_CASE(RE_F32, float)
@@ -704,18 +1057,19 @@ static inline void re_topk_q(int code, int mode, const void* scores, const int64
 }
 
 /* One row of any score type into int32 or int64 output ids, out[0:width]: the ranking,
- * then -1 (the output is not filled beforehand: one write of it instead of two). */
+ * then -1 (the output is not filled beforehand: one write of it instead of two). `next`:
+ * the dense row this thread ranks next, or NULL. */
 static inline void re_topk_row(int code, bool out64, int mode, const void* scores, const int64_t* ids,
                                Py_ssize_t len, Py_ssize_t m, const int64_t* keep, const int64_t* keep_end,
                                Py_ssize_t k, const int64_t* x, const int64_t* x_end, void* scratch, Py_ssize_t cap,
-                               void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad) {
+                               void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad, const void* next) {
     if (out64) {
         re_topk_q<int64_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
-                           out_len, n_bad);
+                           out_len, n_bad, next);
         std::fill((int64_t*) out + *out_len, (int64_t*) out + width, (int64_t) -1);
     } else {
         re_topk_q<int32_t>(code, mode, scores, ids, len, m, keep, keep_end, k, x, x_end, scratch, cap, out,
-                           out_len, n_bad);
+                           out_len, n_bad, next);
         std::fill((int32_t*) out + *out_len, (int32_t*) out + width, (int32_t) -1);
     }
 }

@@ -27,7 +27,7 @@ cdef extern from "_topk.h":
     void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
                      Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
                      const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
-                     int64_t* out_len, int64_t* n_bad) noexcept nogil
+                     int64_t* out_len, int64_t* n_bad, const void* next) noexcept nogil
 
 
 cdef enum:
@@ -68,6 +68,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
     cdef const int64_t* keep
     cdef const int64_t* keep_end
     cdef const uint8_t* dp = NULL
+    cdef const uint8_t* nxt
     cdef const int64_t* ip = NULL
     cdef int mode
     cdef Py_ssize_t width = out.shape[1] // (8 if out64 else 4)
@@ -97,14 +98,17 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
                 keep_end = vi + vp[r + 1] if v_mode else NULL
                 if is_dense:
                     mode = RE_LISTED if v_mode else RE_DENSE
+                    # the row this thread takes next (the same chunk), read ahead while this one is sorted
+                    nxt = &dense[i + 1, 0] if (i + 1) % ROWS_PER_CHUNK != 0 and i + 1 < n else NULL
                     re_topk_row(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
-                                NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i])
+                                NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i],
+                                nxt)
                 else:
                     start = indptr[i]
                     length = indptr[i + 1] - start
                     re_topk_row(code, out64, RE_SPARSE, dp + start * itemsize, ip + start, length, 0,
                                 keep, keep_end, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i],
-                                &n_bad[i])
+                                &n_bad[i], NULL)
             free(scratch)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space to rank scores")

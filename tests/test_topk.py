@@ -241,6 +241,33 @@ def test_second_pass_after_sampled_threshold_is_taken():
     assert (a[0, r.indices[0]] == 0).sum() == 100 - np.count_nonzero(a[0] > 0)
 
 
+def _sample_positions(m, k):
+    """The scores the kernel samples for a row's first threshold (_topk.h,
+    re_sample_threshold: runs of 32 spread evenly over the row, 32 runs from k = 256)."""
+    chunks = 32 if k >= 256 else 16
+    return np.concatenate([np.arange(c * (m - 32) // (chunks - 1), c * (m - 32) // (chunks - 1) + 32)
+                           for c in range(chunks)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_sample_below_the_rest_fills_the_buffer(dtype):
+    """Every sampled score is below every other score, so nearly the whole row passes the
+    sampled threshold: the scan compacts its buffer again and again (between blocks in the
+    vectorised scan of float32 rows, where many scores pass), and the result is still the
+    rule's. Ties, NaN and exclusions included."""
+    rng = np.random.default_rng(3)
+    n, m, k = 2, 9000, 700
+    a = rng.integers(100, 200, size=(n, m)).astype(dtype)
+    a[:, _sample_positions(m, k)] = rng.integers(0, 50, size=(n, 32 * 32))
+    if np.dtype(dtype).kind == "f":
+        a[rng.random(a.shape) < 0.01] = np.nan
+    invalid = [sorted(rng.choice(m, 300, replace=False).tolist()) for _ in range(n)]
+    expected, dropped = reference(dense_rows(a), k, None, filter_sets(invalid, n))
+    r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
+    assert r.to_list() == expected
+    assert reported == dropped
+
+
 def test_valid_items_beyond_the_columns_and_exclusions_beyond():
     s = np.array([[3.0, 1.0, 2.0]])
     assert Rankings.from_scores(s, valid_items=[0, 2, 7, 10**12], invalid_items=[2, 99]).to_list() == [[0]]
@@ -320,26 +347,36 @@ for dtype in ("float32", "float64"):
             import warnings
             warnings.simplefilter("ignore")
             out.append(Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list())
+import warnings
+b = rng.standard_normal((20, 9000), dtype=np.float32)
+b[rng.random(b.shape) < 0.002] = np.inf
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out.append(Rankings.from_scores(b, k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
+out.append([str(w.message) for w in caught])
 json.dump(out, sys.stdout)
 """
 
 
 def test_simd_scan_paths_agree():
-    """The AVX2 scan (chosen at run time) and the SSE2 one give the same rankings."""
+    """The scans chosen at run time give the same rankings: AVX-512 or AVX2 where the CPU
+    has them (the compress scan of float32 rows at k = 700), AVX2 only
+    (RANKEREVAL_DISABLE_AVX512), SSE2 only (RANKEREVAL_DISABLE_AVX2)."""
     import json
     import os
     import subprocess
     import sys
 
     runs = []
-    for disable in ("", "1"):
+    for disable in ("", "RANKEREVAL_DISABLE_AVX512", "RANKEREVAL_DISABLE_AVX2"):
         env = dict(os.environ)
         env.pop("RANKEREVAL_DISABLE_AVX2", None)
+        env.pop("RANKEREVAL_DISABLE_AVX512", None)
         if disable:
-            env["RANKEREVAL_DISABLE_AVX2"] = "1"
+            env[disable] = "1"
         res = subprocess.run([sys.executable, "-c", _SCAN_SCRIPT], env=env, capture_output=True, text=True, check=True)
         runs.append(json.loads(res.stdout))
-    assert runs[0] == runs[1]
+    assert runs[0] == runs[1] == runs[2]
     rng = np.random.default_rng(11)
     a = rng.integers(-4, 5, size=(40, 9000)).astype("float32")
     a[rng.random(a.shape) < 0.01] = np.nan
