@@ -14,21 +14,24 @@ def _is_arrow(values):
 
 
 def _factorize(values):
-    """(codes int64, uniques) of a pyarrow string array (uniques: pyarrow array) or of a
-    NumPy/pandas array (uniques: pandas.Index)."""
-    if _is_arrow(values):
+    """(codes, uniques) of a pyarrow string array, of short ids packed by
+    :func:`_pack_short_strings` (uint64; uniques: a pyarrow string array), or of a
+    NumPy/pandas array (uniques: pandas.Index); uniques in order of first appearance."""
+    if isinstance(values, np.ndarray) and values.dtype == np.uint64:
         import pyarrow as pa
+        import pyarrow.compute as pc
+
+        # hashing 8-byte integers is several times faster than hashing strings
+        enc = pc.dictionary_encode(pa.array(values))
+        return enc.indices.to_numpy(zero_copy_only=False), _unpack_short_strings(enc.dictionary.to_numpy())
+    if _is_arrow(values):
         import pyarrow.compute as pc
 
         packed = _pack_short_strings(values)
         if packed is not None:
-            # hashing 8-byte integers is several times faster than hashing strings
-            enc = pc.dictionary_encode(pa.array(packed))
-            uniques = pa.array(enc.dictionary.to_numpy().astype(">u8").view("S8")).cast(pa.string())
-        else:
-            enc = pc.dictionary_encode(values)
-            uniques = enc.dictionary
-        return enc.indices.to_numpy(zero_copy_only=False), uniques  # int32
+            return _factorize(packed)
+        enc = pc.dictionary_encode(values)
+        return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary  # int32
     pd = _pandas()
     codes, uniques = pd.factorize(values)
     if not isinstance(uniques, pd.Index):
@@ -38,60 +41,98 @@ def _factorize(values):
 
 def _pack_short_strings(values):
     """Each string of a pyarrow string array as a uint64 (its bytes, big-endian, zero-padded),
-    or None if a string is longer than 8 bytes or contains a NUL byte (then the packing would
-    not be one-to-one). Order-preserving: comparing the integers compares the strings."""
+    or None if a string is empty, longer than 8 bytes or contains a NUL byte (then the
+    packing would not be one-to-one). Order-preserving: comparing the integers compares the
+    strings."""
     import pyarrow as pa
 
+    from rankereval.io._text import pack_ids
+
     n = len(values)
-    if n < 1024 or values.type != pa.string():
+    if values.type != pa.string() or values.null_count:
         return None
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset: values.offset + n + 1]
-    lengths = np.diff(offsets)
-    if lengths.max() > 8 or lengths.min() < 1:
-        return None
-    first, end = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[first:end]
-    if not data.all():  # a NUL byte
-        return None
-    padded = np.zeros(((end - first) // 8 + 2) * 8, dtype=np.uint8)
-    padded[: end - first] = data
-    words = padded.view(">u8").astype(np.uint64)
-    del padded, data
-    # in place where possible: at 10M strings each temporary is 80 MB
-    base = offsets[:-1].astype(np.int64)
-    base -= first
-    shift = (base & 7).astype(np.uint64)
-    shift <<= np.uint64(3)
-    base >>= 3
-    packed = words[base]
-    packed <<= shift
-    # the bytes continuing in the next word: w >> (64 - shift), written so that shift 0 gives 0
-    base += 1
-    nxt = words[base]
-    del base, words
-    nxt >>= np.uint64(1)
-    np.subtract(np.uint64(63), shift, out=shift)
-    nxt >>= shift
-    packed |= nxt
-    del nxt
-    # keep the string's own bytes: clear the (8 - length) * 8 low bits
-    keep = (np.uint64(8) - lengths.astype(np.uint64))
-    keep <<= np.uint64(3)
-    np.left_shift(np.uint64(1), keep, out=keep)
-    keep -= np.uint64(1)
-    np.invert(keep, out=keep)
-    packed &= keep
-    return packed
+    data = values.buffers()[2]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    out = np.empty(n, dtype=np.uint64)
+    return out if pack_ids(offsets, data, out) else None
 
 
-def _factorize_runs(values):
-    """Like _factorize, but hashing only one value per run of equal neighbours (run files
-    list each query's lines together)."""
+def _unpack_short_strings(packed):
+    """The pyarrow string array of uint64s made by :func:`_pack_short_strings`."""
+    import pyarrow as pa
+
+    return pa.array(packed.astype(">u8").view("S8")).cast(pa.string())
+
+
+class _IdColumn:
+    """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
+    (:meth:`factorize`, as :func:`_factorize`).
+
+    Short ids (at most 8 bytes: query numbers, most document ids) are kept packed into
+    64-bit integers: 8 bytes a line instead of the string's bytes and offset, hashed as
+    integers. With ``runs=True`` only one value per run of equal neighbours is kept, and its
+    length (query ids: run files list each query's lines together). ``arrow``: the blocks
+    are pyarrow string arrays (else NumPy object arrays), and so are the uniques, even of an
+    empty column.
+    """
+
+    def __init__(self, arrow, runs=False):
+        self.arrow = arrow
+        self.runs = runs
+        self.packed = arrow  # every part so far is packed
+        self.parts = []
+        self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
+
+    def add(self, values):
+        if len(values) == 0:
+            return
+        if self.packed:
+            packed = _pack_short_strings(values)
+            if packed is None:  # a long id: strings from now on
+                self.packed = False
+                self.parts = [_unpack_short_strings(p) for p in self.parts]
+            else:
+                values = packed
+        lengths = None
+        if self.runs:
+            values, lengths = _runs(values)
+        self.parts.append(values)
+        self.lengths.append(lengths)
+
+    def factorize(self):
+        if not self.parts:
+            if self.arrow:
+                import pyarrow as pa
+
+                return np.zeros(0, dtype=np.int32), pa.array([], type=pa.string())
+            return _factorize(np.zeros(0, dtype=object))
+        sizes = [len(p) for p in self.parts]
+        if len(self.parts) == 1:
+            values = self.parts[0]
+        elif isinstance(self.parts[0], np.ndarray):
+            values = np.concatenate(self.parts)
+        else:
+            import pyarrow as pa
+
+            values = pa.concat_arrays(self.parts)
+        self.parts = None
+        codes, uniques = _factorize(values)
+        del values
+        if any(n is not None for n in self.lengths):
+            lengths = np.concatenate([np.ones(k, dtype=np.int64) if n is None else n
+                                      for k, n in zip(sizes, self.lengths)])
+            codes = np.repeat(codes, lengths)
+        return codes, uniques
+
+
+def _runs(values):
+    """(first value of each run of equal neighbours, run lengths), or (values, None) when
+    runs are short (then keeping them all costs less than the lengths)."""
     n = len(values)
-    if n == 0:
-        return _factorize(values)
-    if _is_arrow(values):
-        import pyarrow as pa
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        change = values[1:] != values[:-1]
+    elif _is_arrow(values):
         import pyarrow.compute as pc
 
         change = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
@@ -99,11 +140,14 @@ def _factorize_runs(values):
         change = values[1:] != values[:-1]
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
     if starts.size > n // 4:
-        return _factorize(values)
-    firsts = values.take(pa.array(starts)) if _is_arrow(values) else values[starts]
-    codes, uniques = _factorize(firsts)
-    lengths = np.diff(np.append(starts, n))
-    return np.repeat(codes, lengths), uniques
+        return values, None
+    if _is_arrow(values):
+        import pyarrow as pa
+
+        firsts = values.take(pa.array(starts))
+    else:
+        firsts = values[starts]
+    return firsts, np.diff(np.append(starts, n))
 
 
 def _union_ids(u_labels, u_run):

@@ -1,0 +1,65 @@
+"""Byte-level loops of the TREC readers: one pass over a block of text that says whether the
+fast parse applies, and short ids packed into 64-bit integers."""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+
+cdef extern from "_scan.h":
+    ctypedef struct re_scan_t:
+        int64_t n_newlines
+        int64_t n_empty
+        int irregular
+        int special
+    re_scan_t re_scan(const uint8_t* p, size_t n) noexcept nogil
+
+
+def scan_block(const uint8_t[::1] buf):
+    """``(n_newlines, n_empty_lines, irregular, special)`` of a block of text.
+
+    ``n_empty_lines`` counts the lines without any byte (the text before the first newline
+    is a line). ``irregular``: a space starts or ends a line or follows another space (the
+    fields are then not separated by exactly one space). ``special``: the block holds a
+    byte that the readers rewrite before parsing (``#``, tab, carriage return, vertical tab
+    or form feed). The loop is in ``_scan.h``.
+    """
+    cdef re_scan_t r
+    if buf.shape[0] == 0:
+        return 0, 0, False, False
+    with nogil:
+        r = re_scan(&buf[0], buf.shape[0])
+    return r.n_newlines, r.n_empty, bool(r.irregular), bool(r.special)
+
+
+def pack_ids(const int32_t[::1] offsets, const uint8_t[::1] data, uint64_t[::1] out):
+    """Write string ``i`` (the bytes ``data[offsets[i]:offsets[i + 1]]``) into ``out[i]`` as a
+    big-endian integer, zero-padded on the right; False (``out`` partly written) if a string
+    is empty, longer than 8 bytes or holds a NUL byte, since the packing is then not
+    one-to-one. Order-preserving: comparing the integers compares the strings byte-wise."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, i
+    cdef int32_t start, length, j
+    cdef uint64_t word
+    cdef uint8_t c
+    cdef bint ok = True
+    if n > out.shape[0]:
+        raise ValueError(f"out holds {out.shape[0]} values, {n} strings were given")
+    if n > 0 and (offsets[0] < 0 or offsets[n] > data.shape[0]):
+        raise ValueError("offsets point outside data")
+    with nogil:
+        for i in range(n):
+            start = offsets[i]
+            length = offsets[i + 1] - start
+            if length < 1 or length > 8:
+                ok = False
+                break
+            word = 0
+            for j in range(length):
+                c = data[start + j]
+                if c == 0:
+                    ok = False
+                    break
+                word = (word << 8) | c
+            if not ok:
+                break
+            out[i] = word << (8 * (8 - length))
+    return ok
