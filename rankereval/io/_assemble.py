@@ -85,9 +85,14 @@ class _IdColumn:
         self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
 
     def add(self, values):
+        """Append the ids of a block: a pyarrow string array, a NumPy object array, or (with
+        ``arrow``) a uint64 array of ids packed as :func:`_pack_short_strings` packs them."""
         if len(values) == 0:
             return
-        if self.packed:
+        if isinstance(values, np.ndarray) and values.dtype == np.uint64:  # packed by the parser
+            if not self.packed:
+                values = _unpack_short_strings(values)
+        elif self.packed:
             packed = _pack_short_strings(values)
             if packed is None:  # a long id: strings from now on
                 self.packed = False

@@ -8,7 +8,7 @@ from rankereval.io._assemble import _IdColumn
 from rankereval.io._result import TrecFormatError
 from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _light_normalise, _pandas, _pyarrow,
                                    _source_name)
-from rankereval.io._text import scan_block
+from rankereval.io._text import parse_plain, scan_block
 
 
 class _Format:
@@ -228,13 +228,21 @@ def _parse_block(pa, name, block, fmt, need_rank, line0):
     ``q``, ``d`` and ``lines`` as :meth:`_Parsed.add` takes them.
 
     Most blocks are plain text with fields separated by single spaces: one scan tells, and
-    the parser reads them as they are. Other blocks are normalised first (tabs, CR-LF line
-    ends, a byte order mark, comment lines, runs of spaces, extra fields of run lines).
+    they are parsed as they are, by ``_text.parse_plain`` when their ids are short and their
+    numbers plain decimals, else by pyarrow. Other blocks are normalised first (tabs, CR-LF
+    line ends, a byte order mark, comment lines, runs of spaces, extra fields of run lines).
     """
     n_newlines, n_empty, irregular, special = scan_block(block)
     n_lines = n_newlines + (1 if len(block) and block[-1] != 10 else 0)
     buf, n_comments, n_extra = block, 0, 0
     bom = line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf"
+    if pa is not None and not (special or bom or irregular or need_rank):
+        # short ASCII ids and plain decimal numbers (most files): read here, ids packed
+        plain = parse_plain(block, fmt.ncols, fmt.columns.index("query"), fmt.columns.index("docid"),
+                            fmt.columns.index(fmt.value), n_lines)
+        if plain is not None:
+            q, d, value = plain
+            return [q], [d], value, None, n_lines, _nonblank_lines(bytes(block)) if n_empty else None, 0, 0
     if special or bom:
         buf, n_comments = _skip_comments(_light_normalise(bytes(block), start=line0 == 0))
         _n, n_empty, irregular, _s = scan_block(buf)

@@ -1,5 +1,7 @@
-/* One pass over a block of TREC text (scan_block in _text.pyx): line ends, empty lines,
- * spaces that do not separate two fields, and bytes the readers rewrite before parsing.
+/* Byte-level loops of the TREC readers (_text.pyx).
+ *
+ * re_scan: one pass over a block of text: line ends, empty lines, spaces that do not
+ * separate two fields, and bytes the readers rewrite before parsing.
  *
  * The loop is written so that compilers vectorise it at their baseline instruction set
  * (SSE2 on x86-64, NEON on arm64): byte-wide counters over stretches of 255 bytes (they
@@ -10,8 +12,10 @@
 #ifndef RANKEREVAL_SCAN_H
 #define RANKEREVAL_SCAN_H
 
+#include <Python.h> /* PyOS_string_to_double */
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 struct re_scan_t {
     int64_t n_newlines;  /* '\n' bytes */
@@ -56,6 +60,113 @@ static inline re_scan_t re_scan(const unsigned char* p, size_t n) {
     }
     if (p[n - 1] == 32) r.irregular = 1; /* a space ends the last line */
     return r;
+}
+
+/* re_parse_plain: the columns of a block of plain text, as the scan found it (fields
+ * separated by single spaces, no byte to rewrite), for the common case only: every line
+ * (empty ones aside) has exactly n_cols fields, the ids of columns qi and di are ASCII of 1
+ * to 8 bytes (packed as _text.pack_ids packs them), and the value of column vi is a plain
+ * decimal number ([+-]digits[.digits], at least one digit). Anything else returns -1 and the
+ * block goes to the general parser, which reads it or names the line that is wrong.
+ *
+ * A number with at most 2**53 as its digits (leading zeros aside) and at most 22 of them
+ * after the point is m / 10**f with m and 10**f exact doubles, so one division rounds it
+ * correctly (Clinger's fast path); other numbers are parsed by PyOS_string_to_double
+ * (correctly rounded and locale-independent, as pyarrow's parser and Python's float).
+ * Called with the GIL held. Returns the number of rows, or -1.
+ */
+static inline int re_pack_ascii(const unsigned char* s, size_t len, uint64_t* out) {
+    if (len < 1 || len > 8) return 0;
+    uint64_t w = 0;
+    for (size_t k = 0; k < len; k++) {
+        unsigned char c = s[k];
+        if (c == 0 || c >= 0x80) return 0;
+        w = (w << 8) | c;
+    }
+    *out = w << (8 * (8 - len));
+    return 1;
+}
+
+static inline int re_parse_decimal(const unsigned char* s, size_t len, double* out) {
+    static const double pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t k = 0;
+    int neg = 0;
+    if (k < len && (s[k] == '-' || s[k] == '+')) {
+        neg = s[k] == '-';
+        k++;
+    }
+    uint64_t m = 0;
+    int sig = 0, frac = 0, digits = 0, dot = 0;
+    for (; k < len; k++) {
+        unsigned char c = s[k];
+        if (c >= '0' && c <= '9') {
+            digits++;
+            frac += dot;
+            if (m == 0 && c == '0') continue; /* a leading zero */
+            if (++sig > 19) return 0;         /* m would overflow: no fast path */
+            m = m * 10 + (uint64_t)(c - '0');
+        } else if (c == '.' && !dot) {
+            dot = 1;
+        } else {
+            return 0;
+        }
+    }
+    if (digits == 0) return 0;
+    if (sig <= 19 && m <= ((uint64_t)1 << 53) && frac <= 22) {
+        double x = (double)m;
+        if (frac) x /= pow10[frac];
+        *out = neg ? -x : x;
+        return 1;
+    }
+    char text[64];
+    if (len >= sizeof(text)) return 0;
+    memcpy(text, s, len);
+    text[len] = 0;
+    char* end = NULL;
+    double x = PyOS_string_to_double(text, &end, NULL);
+    if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (end != text + len) return 0;
+    *out = x;
+    return 1;
+}
+
+static inline int64_t re_parse_plain(const unsigned char* p, size_t n, int n_cols, int qi, int di, int vi,
+                                     uint64_t* q, uint64_t* d, double* v, int64_t cap) {
+    const unsigned char* s = p;
+    const unsigned char* end = p + n;
+    int64_t row = 0;
+    while (s < end) {
+        if (*s == '\n') { /* an empty line */
+            s++;
+            continue;
+        }
+        if (row >= cap) return -1;
+        for (int f = 0;; f++) {
+            const unsigned char* fs = s;
+            while (s < end && *s != ' ' && *s != '\n') s++;
+            size_t len = (size_t)(s - fs);
+            if (f >= n_cols) return -1;
+            if (f == qi) {
+                if (!re_pack_ascii(fs, len, q + row)) return -1;
+            } else if (f == di) {
+                if (!re_pack_ascii(fs, len, d + row)) return -1;
+            } else if (f == vi) {
+                if (!re_parse_decimal(fs, len, v + row)) return -1;
+            }
+            if (s == end || *s == '\n') {
+                if (f != n_cols - 1) return -1;
+                if (s < end) s++;
+                break;
+            }
+            s++; /* the space */
+        }
+        row++;
+    }
+    return row;
 }
 
 #endif

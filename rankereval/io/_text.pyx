@@ -12,6 +12,8 @@ cdef extern from "_scan.h":
         int irregular
         int special
     re_scan_t re_scan(const uint8_t* p, size_t n) noexcept nogil
+    int64_t re_parse_plain(const uint8_t* p, size_t n, int n_cols, int qi, int di, int vi, uint64_t* q,
+                           uint64_t* d, double* v, int64_t cap) noexcept
 
 
 def scan_block(const uint8_t[::1] buf):
@@ -29,6 +31,25 @@ def scan_block(const uint8_t[::1] buf):
     with nogil:
         r = re_scan(&buf[0], buf.shape[0])
     return r.n_newlines, r.n_empty, bool(r.irregular), bool(r.special)
+
+
+def parse_plain(const uint8_t[::1] buf, int n_cols, int qi, int di, int vi, Py_ssize_t n_lines):
+    """``(q, d, value)`` of a block of plain text (see ``re_parse_plain`` in ``_scan.h``): the
+    ids of columns ``qi`` and ``di`` packed as :func:`pack_ids` packs them, the numbers of
+    column ``vi``; or None when the block needs the general parser. ``n_lines``: an upper
+    bound of its number of lines."""
+    cdef uint64_t[::1] q = np.empty(n_lines, dtype=np.uint64)
+    cdef uint64_t[::1] d = np.empty(n_lines, dtype=np.uint64)
+    cdef double[::1] v = np.empty(n_lines, dtype=np.float64)
+    cdef int64_t rows
+    if not 0 <= qi < n_cols or not 0 <= di < n_cols or not 0 <= vi < n_cols:
+        raise ValueError("column indices out of range")
+    if buf.shape[0] == 0 or n_lines == 0:
+        return None
+    rows = re_parse_plain(&buf[0], buf.shape[0], n_cols, qi, di, vi, &q[0], &d[0], &v[0], n_lines)
+    if rows < 0:
+        return None
+    return np.asarray(q)[:rows], np.asarray(d)[:rows], np.asarray(v)[:rows]
 
 
 def pack_ids(const int32_t[::1] offsets, const uint8_t[::1] data, uint64_t[::1] out):
