@@ -367,6 +367,44 @@ def test_plain_parse_equals_python_or_declines(rows):
         assert list(_assemble._unpack_short_strings(d).to_pylist()) == [f"d{i}" for i in range(len(rows))]
 
 
+@pytest.mark.parametrize("runs", [False, True])
+@pytest.mark.parametrize("long_from", [None, 0, 2])
+def test_id_column_blocks_equal_one_factorization(runs, long_from):
+    """Ids given block by block (packed by the parser, or pyarrow strings, a long id from
+    block ``long_from`` on) get the codes and uniques of one factorisation of them all."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    blocks = []
+    for b in range(4):
+        ids = [f"q{x}" for x in np.repeat(rng.integers(0, 50, 40), rng.integers(1, 4, 40))]
+        if long_from is not None and b >= long_from:
+            ids[5] = "a-long-query-id"
+        blocks.append(ids)
+    col = _assemble._IdColumn(arrow=True, runs=runs)
+    for b, ids in enumerate(blocks):
+        arr = pa.array(ids)
+        col.add(_assemble._pack_short_strings(arr) if b % 2 and _assemble._pack_short_strings(arr) is not None
+                else arr)
+    codes, uniques = col.factorize()
+    flat = [x for ids in blocks for x in ids]
+    ref_codes, ref_uniques = pd.factorize(np.array(flat, dtype=object))
+    assert codes.tolist() == ref_codes.tolist()
+    assert uniques.to_pylist() == list(ref_uniques)
+
+
+def test_packed_ids_table():
+    from rankereval.io._text import PackedIds
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 2**64 - 1, 5000, dtype=np.uint64)[rng.integers(0, 5000, 300_000)]
+    table = PackedIds()
+    codes = np.concatenate([table.encode(x[i:i + 70_000]) for i in range(0, x.size, 70_000)])
+    ref_codes, ref_uniques = pd.factorize(x)
+    assert codes.tolist() == ref_codes.tolist() and table.uniques().tolist() == ref_uniques.tolist()
+    with pytest.raises(ValueError, match="0 is not a packed id"):
+        table.encode(np.array([5, 0], dtype=np.uint64))
+
+
 def test_sorted_input_fast_path_equals_general_path(tmp_path):
     qrels, run = make_pair(7, only_qrels=0, only_run=0)
     shuffled = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))

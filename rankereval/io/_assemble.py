@@ -6,6 +6,7 @@ import numpy as np
 
 from rankereval.io._result import ReadReport, TrecData, _have, _queries
 from rankereval.io._source import _pandas, _pyarrow
+from rankereval.io._text import PackedIds
 
 
 def _is_arrow(values):
@@ -18,17 +19,14 @@ def _factorize(values):
     :func:`_pack_short_strings` (uint64; uniques: a pyarrow string array), or of a
     NumPy/pandas array (uniques: pandas.Index); uniques in order of first appearance."""
     if isinstance(values, np.ndarray) and values.dtype == np.uint64:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        # hashing 8-byte integers is several times faster than hashing strings
-        enc = pc.dictionary_encode(pa.array(values))
-        return enc.indices.to_numpy(zero_copy_only=False), _unpack_short_strings(enc.dictionary.to_numpy())
+        table = PackedIds()
+        codes = table.encode(values)
+        return codes, _unpack_short_strings(table.uniques())
     if _is_arrow(values):
         import pyarrow.compute as pc
 
         packed = _pack_short_strings(values)
-        if packed is not None:
+        if packed is not None:  # hashing 8-byte integers is several times faster than strings
             return _factorize(packed)
         enc = pc.dictionary_encode(values)
         return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary  # int32
@@ -69,19 +67,21 @@ class _IdColumn:
     """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
     (:meth:`factorize`, as :func:`_factorize`).
 
-    Short ids (at most 8 bytes: query numbers, most document ids) are kept packed into
-    64-bit integers: 8 bytes a line instead of the string's bytes and offset, hashed as
-    integers. With ``runs=True`` only one value per run of equal neighbours is kept, and its
-    length (query ids: run files list each query's lines together). ``arrow``: the blocks
-    are pyarrow string arrays (else NumPy object arrays), and so are the uniques, even of an
-    empty column.
+    Short ids (at most 8 bytes: query numbers, most document ids) are packed into 64-bit
+    integers and given their codes block by block (a :class:`~rankereval.io._text.PackedIds`
+    table): 4 bytes a line are kept instead of the string's bytes and offset. Once an id is
+    longer, the column keeps strings (pyarrow's, hashed at the end). With ``runs=True`` only
+    one value per run of equal neighbours is kept, and its length (query ids: run files list
+    each query's lines together). ``arrow``: the blocks are pyarrow string arrays (else
+    NumPy object arrays, factorised by pandas), and so are the uniques, even of an empty
+    column.
     """
 
     def __init__(self, arrow, runs=False):
         self.arrow = arrow
         self.runs = runs
-        self.packed = arrow  # every part so far is packed
-        self.parts = []
+        self.table = PackedIds() if arrow else None  # None: strings
+        self.parts = []  # codes (while packed) or ids of each block
         self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
 
     def add(self, values):
@@ -90,45 +90,53 @@ class _IdColumn:
         if len(values) == 0:
             return
         if isinstance(values, np.ndarray) and values.dtype == np.uint64:  # packed by the parser
-            if not self.packed:
-                values = _unpack_short_strings(values)
-        elif self.packed:
-            packed = _pack_short_strings(values)
-            if packed is None:  # a long id: strings from now on
-                self.packed = False
-                self.parts = [_unpack_short_strings(p) for p in self.parts]
-            else:
-                values = packed
+            packed = values
+        else:
+            packed = _pack_short_strings(values) if self.table is not None else None
+            if packed is None and self.table is not None:  # a long id: strings from now on
+                import pyarrow as pa
+
+                strings = _unpack_short_strings(self.table.uniques())
+                self.parts = [strings.take(pa.array(codes)) for codes in self.parts]
+                self.table = None
+        if packed is not None and self.table is None:
+            values, packed = _unpack_short_strings(packed), None
         lengths = None
         if self.runs:
-            values, lengths = _runs(values)
-        self.parts.append(values)
+            if packed is not None:
+                packed, lengths = _runs(packed)
+            else:
+                values, lengths = _runs(values)
+        self.parts.append(self.table.encode(packed) if packed is not None else values)
         self.lengths.append(lengths)
 
     def factorize(self):
-        if not self.parts:
-            if self.arrow:
-                import pyarrow as pa
-
-                return np.zeros(0, dtype=np.int32), pa.array([], type=pa.string())
-            return _factorize(np.zeros(0, dtype=object))
-        sizes = [len(p) for p in self.parts]
-        if len(self.parts) == 1:
-            values = self.parts[0]
-        elif isinstance(self.parts[0], np.ndarray):
-            values = np.concatenate(self.parts)
+        if self.table is not None:
+            codes = _join_arrays(self.parts, np.int32)
+            uniques = _unpack_short_strings(self.table.uniques())
+        elif self.parts:
+            codes, uniques = _factorize(_join_arrays(self.parts, object))
         else:
-            import pyarrow as pa
-
-            values = pa.concat_arrays(self.parts)
-        self.parts = None
-        codes, uniques = _factorize(values)
-        del values
+            codes, uniques = _factorize(np.zeros(0, dtype=object))
         if any(n is not None for n in self.lengths):
-            lengths = np.concatenate([np.ones(k, dtype=np.int64) if n is None else n
-                                      for k, n in zip(sizes, self.lengths)])
+            lengths = np.concatenate([np.ones(len(p), dtype=np.int64) if n is None else n
+                                      for p, n in zip(self.parts, self.lengths)])
             codes = np.repeat(codes, lengths)
+        self.parts = self.lengths = self.table = None
         return codes, uniques
+
+
+def _join_arrays(parts, dtype):
+    """One array of the parts (NumPy arrays or pyarrow arrays, all of one kind)."""
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    import pyarrow as pa
+
+    return pa.concat_arrays(parts)
 
 
 def _runs(values):

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 
-from rankereval.io._assemble import _IdColumn
+from rankereval.io._assemble import _IdColumn, _join_arrays
 from rankereval.io._result import TrecFormatError
 from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _light_normalise, _pandas, _pyarrow,
                                    _source_name)
@@ -81,8 +81,8 @@ class _Parsed:
 
     def finish(self):
         """Join the blocks' values and ranks."""
-        self.value = _join(self._values, np.float64)
-        self.rank = _join(self._ranks, np.int64) if self._ranks is not None else None
+        self.value = _join_arrays(self._values, np.float64)
+        self.rank = _join_arrays(self._ranks, np.int64) if self._ranks is not None else None
         self._values = self._ranks = None
 
     def __len__(self):
@@ -100,12 +100,6 @@ class _Parsed:
 
     def error(self, row, reason):
         return TrecFormatError(self.name, self.line(row), reason)
-
-
-def _join(parts, dtype):
-    if not parts:
-        return np.zeros(0, dtype=dtype)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _nonblank_lines(buf):
