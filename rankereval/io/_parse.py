@@ -1,9 +1,11 @@
 """Parsing TREC qrels and run bytes into columns (pyarrow when installed, else pandas)."""
 import bisect
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from rankereval._threads import effective_n_threads
 from rankereval.io._assemble import _IdColumn, _join_arrays
 from rankereval.io._result import TrecFormatError
 from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _light_normalise, _pandas, _pyarrow,
@@ -59,14 +61,17 @@ class _Parsed:
         # first line, and the line numbers of its rows within it (None: its rows are its
         # lines); before that block, row i is line i + 1
         self._row0, self._line0, self._block_lines = [], [], []
+        self._pending = None  # the ids of the last block, being added on a helper thread
 
-    def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra):
+    def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra, helper=None):
         """Append a block's columns (``q``/``d``: lists of arrays); ``lines``: the 1-based line
-        numbers within the block of its rows, or None when they are its lines 1, 2, ..."""
-        for part in q:
-            self.q.add(part)
-        for part in d:
-            self.d.add(part)
+        numbers within the block of its rows, or None when they are its lines 1, 2, ...
+        With an executor ``helper``, the ids are added there, after the previous block's."""
+        self._wait()
+        if helper is None:
+            self._add_ids(q, d)
+        else:
+            self._pending = helper.submit(self._add_ids, q, d)
         self._values.append(value)
         if self._ranks is not None:
             self._ranks.append(rank)
@@ -79,8 +84,20 @@ class _Parsed:
         self.n_comments += n_comments
         self.n_extra_fields += n_extra
 
+    def _add_ids(self, q, d):
+        for part in q:
+            self.q.add(part)
+        for part in d:
+            self.d.add(part)
+
+    def _wait(self):
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
     def finish(self):
-        """Join the blocks' values and ranks."""
+        """Join the blocks' values and ranks (and wait for the ids)."""
+        self._wait()
         self.value = _join_arrays(self._values, np.float64)
         self.rank = _join_arrays(self._ranks, np.int64) if self._ranks is not None else None
         self._values = self._ranks = None
@@ -208,10 +225,18 @@ def _parse(src, fmt, progress, need_rank=False):
     name = _source_name(src)
     pa = _pyarrow()
     parsed = _Parsed(name, fmt, pa is not None, need_rank)
-    for block in _blocks(src, progress):
-        parsed.add(*_parse_block(pa, name, block, fmt, need_rank, parsed.n_lines))
-        del block
-    parsed.finish()
+    # the ids of a block get their codes on a second thread while the next block is parsed
+    # (both loops run without the GIL); one block at a time is in flight
+    helper = ThreadPoolExecutor(1) if effective_n_threads() > 1 else None
+    try:
+        for block in _blocks(src, progress):
+            cols = _parse_block(pa, name, block, fmt, need_rank, parsed.n_lines)
+            del block
+            parsed.add(*cols, helper=helper)
+        parsed.finish()
+    finally:
+        if helper is not None:
+            helper.shutdown(wait=True, cancel_futures=True)
     _check_values(parsed)
     return parsed
 

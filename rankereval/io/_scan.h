@@ -72,8 +72,9 @@ static inline re_scan_t re_scan(const unsigned char* p, size_t n) {
  * A number with at most 2**53 as its digits (leading zeros aside) and at most 22 of them
  * after the point is m / 10**f with m and 10**f exact doubles, so one division rounds it
  * correctly (Clinger's fast path); other numbers are parsed by PyOS_string_to_double
- * (correctly rounded and locale-independent, as pyarrow's parser and Python's float).
- * Called with the GIL held. Returns the number of rows, or -1.
+ * (correctly rounded and locale-independent, as pyarrow's parser and Python's float),
+ * which takes the GIL for the call. Called without the GIL, so that another thread can
+ * give the ids of the block before their codes meanwhile. Returns the number of rows, or -1.
  */
 static inline int re_pack_ascii(const unsigned char* s, size_t len, uint64_t* out) {
     if (len < 1 || len > 8) return 0;
@@ -124,12 +125,12 @@ static inline int re_parse_decimal(const unsigned char* s, size_t len, double* o
     memcpy(text, s, len);
     text[len] = 0;
     char* end = NULL;
+    PyGILState_STATE gil = PyGILState_Ensure(); /* called without the GIL */
     double x = PyOS_string_to_double(text, &end, NULL);
-    if (x == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (end != text + len) return 0;
+    int failed = x == -1.0 && PyErr_Occurred();
+    if (failed) PyErr_Clear();
+    PyGILState_Release(gil);
+    if (failed || end != text + len) return 0;
     *out = x;
     return 1;
 }

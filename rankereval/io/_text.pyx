@@ -14,7 +14,7 @@ cdef extern from "_scan.h":
         int special
     re_scan_t re_scan(const uint8_t* p, size_t n) noexcept nogil
     int64_t re_parse_plain(const uint8_t* p, size_t n, int n_cols, int qi, int di, int vi, uint64_t* q,
-                           uint64_t* d, double* v, int64_t cap) noexcept
+                           uint64_t* d, double* v, int64_t cap) noexcept nogil
     ctypedef struct re_slot:
         uint64_t key
         int64_t code
@@ -52,7 +52,8 @@ def parse_plain(const uint8_t[::1] buf, int n_cols, int qi, int di, int vi, Py_s
         raise ValueError("column indices out of range")
     if buf.shape[0] == 0 or n_lines == 0:
         return None
-    rows = re_parse_plain(&buf[0], buf.shape[0], n_cols, qi, di, vi, &q[0], &d[0], &v[0], n_lines)
+    with nogil:
+        rows = re_parse_plain(&buf[0], buf.shape[0], n_cols, qi, di, vi, &q[0], &d[0], &v[0], n_lines)
     if rows < 0:
         return None
     return np.asarray(q)[:rows], np.asarray(d)[:rows], np.asarray(v)[:rows]
