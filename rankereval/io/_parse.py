@@ -1,5 +1,6 @@
 """Parsing TREC qrels and run bytes into columns (pyarrow when installed, else pandas)."""
 import bisect
+import contextvars
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -71,7 +72,8 @@ class _Parsed:
         if helper is None:
             self._add_ids(q, d)
         else:
-            self._pending = helper.submit(self._add_ids, q, d)
+            # in this thread's context (the parser forced by tests is a context variable)
+            self._pending = helper.submit(contextvars.copy_context().run, self._add_ids, q, d)
         self._values.append(value)
         if self._ranks is not None:
             self._ranks.append(rank)
