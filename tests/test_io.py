@@ -413,6 +413,13 @@ def test_sorted_input_fast_path_equals_general_path(tmp_path):
                                             [-ord(c) for c in line.split()[2]]))
     grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r2", ordered))
     assert as_strings(shuffled) == as_strings(grouped)
+    # queries in row order, sorted by score, ties in the order that the tie break reverses
+    # (then only the ties move)
+    ordered = sorted(run, key=lambda line: (line.split()[0], -float(line.split()[4]), line.split()[2]))
+    for tie_break in ("trec_eval", "docid"):
+        grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r3", ordered), tie_break=tie_break)
+        assert grouped.report.n_tied_lines > 0
+        check_against_reference(grouped, qrels, run, tie_break=tie_break)
 
 
 def test_ids_are_strings(tmp_path, parser):

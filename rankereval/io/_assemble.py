@@ -322,21 +322,29 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     key_s = key if perm is None else key[perm]
     tied = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (key_s[1:] == key_s[:-1]))
     n_tied = 0
+    tie_fix = None  # (positions, docs) that replace the docs of tied lines in file order
     if tied.size:
         members = np.unique(np.concatenate((tied, tied + 1)))
         n_tied = int(members.size)
         if tie_break != "input":
-            if perm is None:
-                perm = np.arange(rows_r.size, dtype=np.int64)
-            src = perm[members] if all_kept else sel[perm[members]]
+            pos = members if perm is None else perm[members]  # of the tied lines, among the kept
+            src = pos if all_kept else sel[pos]
             doc_rank = _id_rank(doc_ids, run.d[src])
             start = np.ones(members.size, dtype=bool)
             start[1:] = ~((members[1:] == members[:-1] + 1) & np.isin(members[:-1], tied, assume_unique=True))
             group = np.cumsum(start)
             sub = np.lexsort((-doc_rank if tie_break in ("trec_eval", "trec_eval9") else doc_rank, group))
-            perm[members] = perm[members][sub]
+            if perm is None and all_kept:  # in order but for the ties: reorder only them
+                tie_fix = (members, run.d[src[sub]])
+            else:
+                if perm is None:
+                    perm = np.arange(rows_r.size, dtype=np.int64)
+                perm[members] = pos[sub]
     if perm is None:
         docs_sorted = run.d if all_kept else run.d[sel]
+        if tie_fix is not None:
+            docs_sorted = docs_sorted.copy()
+            docs_sorted[tie_fix[0]] = tie_fix[1]
     else:
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
     counts = np.bincount(rows_r, minlength=n_rows)
