@@ -114,6 +114,8 @@ class _IdColumn:
         if self.table is not None:
             codes = _join_arrays(self.parts, np.int32)
             uniques = _unpack_short_strings(self.table.uniques())
+        elif self.parts and self.arrow:
+            codes, uniques = _factorize_chunks(self.parts)
         elif self.parts:
             codes, uniques = _factorize(_join_arrays(self.parts, object))
         else:
@@ -124,6 +126,20 @@ class _IdColumn:
             codes = np.repeat(codes, lengths)
         self.parts = self.lengths = self.table = None
         return codes, uniques
+
+
+def _factorize_chunks(parts):
+    """_factorize of pyarrow string arrays, without joining them first when pyarrow's
+    dictionary_encode of a chunked array gives every chunk the same dictionary (as pyarrow
+    does: one hash table over the chunks); else of the joined array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(pa.chunked_array(parts)).chunks
+    uniques = enc[-1].dictionary
+    if all(c.dictionary.equals(uniques) for c in enc):
+        return np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc]), uniques
+    return _factorize(_join_arrays(parts, object))
 
 
 def _join_arrays(parts, dtype):
