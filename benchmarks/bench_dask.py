@@ -10,6 +10,9 @@ On the data set of ``make_dask_data.py`` (nested Parquet, one file pair per 250k
    worker, processes): ``rankereval.dask.evaluate(read_parquet(...))`` on the slice (its
    means and intervals must equal the in-memory ones) and on the whole data set.
 
+Steps 1-3 on the slice run ``--repeat`` times, interleaved, and the run of median CPU time
+is reported (all are kept in the JSON); the whole data set runs once.
+
 Reported: wall time, CPU time (in memory: the process; Dask: the sum over the worker
 processes, scheduler and client excluded), peak resident memory of each worker (``VmHWM``;
 each run gets a fresh cluster) and throughput per core two ways: users per wall second per
@@ -21,8 +24,10 @@ is not charged). Writes
 Usage::
 
     python benchmarks/make_dask_data.py --out /work/data-dask
-    nice python benchmarks/bench_dask.py --data /work/data-dask
-    python benchmarks/bench_dask.py --data /tmp/small --slice-files 2      # quick check
+    nice python benchmarks/bench_dask.py --data /work/data-dask               # slice (x3) + full
+    nice python benchmarks/bench_dask.py --data /work/data-dask --skip-full   # the slice only
+    python benchmarks/bench_dask.py --data /tmp/small --slice-files 2 --repeat 1  # quick check
+    python benchmarks/bench_dask.py --table benchmarks/results/dask.json      # the docs' table
 """
 import argparse
 import json
@@ -103,10 +108,22 @@ def _cpu_seconds():
     return t.user + t.system
 
 
-def _read_pair(labels_file, run_file):
-    import pyarrow.parquet as pq
+def _task_cpu_seconds(dask_worker):
+    """CPU seconds of the threads that ran this worker's tasks, inside the tasks (Dask's
+    own metric): the rest of the worker process's CPU is Dask's (event loop, heartbeats,
+    profiler, transfers)."""
+    return sum(v for k, v in getattr(dask_worker, "digests_total", {}).items()
+               if isinstance(k, tuple) and k[0] == "execute" and k[-2:] == ("thread-cpu", "seconds"))
 
-    return pq.read_table(labels_file).num_rows + pq.read_table(run_file).num_rows
+
+def _read_pair(labels_file, run_file):
+    """The Parquet I/O of one partition of ``rankereval.dask.read_parquet``, alone: the same
+    call that its partition task makes before converting what it read."""
+    from rankereval.dask._core import _read_pair as read
+
+    lab, run, _ = read(labels_file, run_file, dict(query_col="query", item_col="item", label_col="label",
+                                                    score_col=None, rank_col=None))
+    return lab.num_rows + run.num_rows
 
 
 def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
@@ -121,7 +138,7 @@ def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
         t0 = time.perf_counter()
         client.run(_warm_up)           # imports in the worker processes, timed apart
         warm_up = time.perf_counter() - t0
-        cpu0 = client.run(_cpu_seconds)
+        cpu0, task0 = client.run(_cpu_seconds), client.run(_task_cpu_seconds)
         t0 = time.perf_counter()
         if io_only:
             rows = dask.compute(*[dask.delayed(_read_pair)(a, b) for a, b in zip(lab, run)])
@@ -145,8 +162,9 @@ def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
             out = {"n_users": ev.n_rankings, "means": ev.means,
                    "conf_intervals": {c: list(v) for c, v in ev.conf_intervals.items()}}
         out["wall_s"] = time.perf_counter() - t0
-        cpu1 = client.run(_cpu_seconds)
+        cpu1, task1 = client.run(_cpu_seconds), client.run(_task_cpu_seconds)
         out["cpu_s"] = sum(cpu1[w] - cpu0[w] for w in cpu1 if w in cpu0)
+        out["task_cpu_s"] = sum(task1[w] - task0[w] for w in task1 if w in task0)
         out["worker_imports_s"] = warm_up
         peaks = client.run(_peak_rss)
         out["peak_rss_bytes"] = sorted(peaks.values())
@@ -167,6 +185,7 @@ def table(path):
     rows = [("in memory, 1 thread (conversion + ``evaluate``)", f"{mem['n_users']:,}",
              f"{mem['convert_s'] + mem['evaluate_s']:.1f}", f"{mem['cpu_s']:.1f}", "",
              f"{mem['users_per_cpu_s']:,.0f}", "1.00")]
+    io = r.get("dask_io")
     for key in ("dask_slice", "dask_full"):
         if key in r:
             d = r[key]
@@ -174,6 +193,12 @@ def table(path):
                          f"{d['wall_s']:.1f}", f"{d['cpu_s']:.1f}",
                          " / ".join(f"{b / 2**30:.2f}" for b in d["peak_rss_bytes"]),
                          f"{d['users_per_cpu_s']:,.0f}", f"{d['users_per_cpu_s'] / mem['users_per_cpu_s']:.2f}"))
+            if key == "dask_slice" and io and d["cpu_s"] > io["cpu_s"]:
+                # the same slice less the CPU of a graph that only reads its files
+                per_cpu = d["n_users"] / (d["cpu_s"] - io["cpu_s"])
+                rows.append(("Dask, the same, Parquet read (measured alone) subtracted", f"{d['n_users']:,}", "",
+                             f"{d['cpu_s'] - io['cpu_s']:.1f}", "", f"{per_cpu:,.0f}",
+                             f"{per_cpu / mem['users_per_cpu_s']:.2f}"))
     print(".. list-table:: NDCG@10 + Recall@100 + AP@100 with 95% Poisson intervals "
           f"(B = {r['n_bootstrap_samples']}) (``results/dask.json``)")
     print("   :header-rows: 1\n   :widths: 28 12 10 10 16 12 12\n")
@@ -182,10 +207,15 @@ def table(path):
     for row in [head] + rows:
         print("   * -" + "".join(f"\n     - {c}" if c else "\n     -" for c in row[1:]).join(
             [f" {row[0]}" if row[0] else "", ""]))
-    io = r.get("dask_io")
     print(f"\nParquet read alone: {mem['read_s']:.1f} s for {mem['n_users']:,} users in memory (one process)"
           + (f"; {io['wall_s']:.1f} s wall, {io['cpu_s']:.1f} s CPU for the same {io['n_files']} file pairs "
-             "on the cluster" if io else ""))
+             "on the cluster" if io else "")
+          + (f" (median of {len(r['in_memory_runs'])} interleaved runs of each)" if "in_memory_runs" in r else "") + ".")
+    d = r.get("dask_slice", {})
+    if "task_cpu_s" in d:
+        print(f"Of the {d['cpu_s']:.1f} CPU s of the Dask slice, {d['task_cpu_s']:.1f} s ran inside the tasks "
+              f"and {d['cpu_s'] - d['task_cpu_s']:.1f} s in the worker processes' own threads (event loop, "
+              "heartbeats, profiler, transfers).")
 
 
 def main(argv=None):
@@ -194,7 +224,9 @@ def main(argv=None):
     p.add_argument("--slice-files", type=int, default=8, help="files of the in-memory slice (250k users each)")
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--memory-limit", default="3GB")
-    p.add_argument("--skip-full", action="store_true")
+    p.add_argument("--skip-full", action="store_true", help="only the slice (and its Parquet I/O)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs of the slice, in memory and on Dask (interleaved); the median is reported")
     p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                    "dask.json"))
     p.add_argument("--table", metavar="JSON", help="print the docs' table from a results file and exit")
@@ -217,21 +249,27 @@ def main(argv=None):
                         "distributed": distributed.__version__, "numpy": np.__version__,
                         "python": platform.python_version()},
            "machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()}}
-    print("in memory ...", flush=True)
-    res["in_memory"] = in_memory(a.data, a.slice_files, a.n_boot)
-    print(json.dumps(res["in_memory"], indent=1), flush=True)
-    print("dask, slice ...", flush=True)
-    res["dask_slice"] = on_cluster(a.data, a.slice_files, a.n_boot, a.memory_limit)
-    print(json.dumps(res["dask_slice"], indent=1), flush=True)
-    # equal up to the order of floating-point sums over 2M queries (the tests check 1e-12 on
-    # small data)
-    for col in METRICS:
-        m, d = res["in_memory"], res["dask_slice"]
-        assert np.allclose(m["means"][col], d["means"][col], rtol=1e-10, atol=0), col
-        assert np.allclose(m["conf_intervals"][col], d["conf_intervals"][col], rtol=1e-10, atol=0), col
-    print("dask, Parquet I/O of the slice only ...", flush=True)
-    res["dask_io"] = on_cluster(a.data, a.slice_files, a.n_boot, a.memory_limit, io_only=True)
-    print(json.dumps(res["dask_io"], indent=1), flush=True)
+    runs = {"in_memory": [], "dask_slice": [], "dask_io": []}
+    for r in range(a.repeat):          # interleaved, so that a change of load hits all three
+        print(f"in memory ({r + 1}/{a.repeat}) ...", flush=True)
+        runs["in_memory"].append(in_memory(a.data, a.slice_files, a.n_boot))
+        print(json.dumps(runs["in_memory"][-1], indent=1), flush=True)
+        print(f"dask, slice ({r + 1}/{a.repeat}) ...", flush=True)
+        runs["dask_slice"].append(on_cluster(a.data, a.slice_files, a.n_boot, a.memory_limit))
+        print(json.dumps(runs["dask_slice"][-1], indent=1), flush=True)
+        # equal up to the order of floating-point sums over 2M queries (the tests check 1e-12
+        # on small data)
+        for col in METRICS:
+            m, d = runs["in_memory"][-1], runs["dask_slice"][-1]
+            assert np.allclose(m["means"][col], d["means"][col], rtol=1e-10, atol=0), col
+            assert np.allclose(m["conf_intervals"][col], d["conf_intervals"][col], rtol=1e-10, atol=0), col
+        print(f"dask, Parquet I/O of the slice only ({r + 1}/{a.repeat}) ...", flush=True)
+        runs["dask_io"].append(on_cluster(a.data, a.slice_files, a.n_boot, a.memory_limit, io_only=True))
+        print(json.dumps(runs["dask_io"][-1], indent=1), flush=True)
+    for key, rs in runs.items():
+        # the run of median CPU time stands for all (its fields belong together); all are kept
+        res[key] = sorted(rs, key=lambda x: x["cpu_s"])[(len(rs) - 1) // 2]
+        res[key + "_runs"] = rs
     if not a.skip_full:
         print("dask, full ...", flush=True)
         res["dask_full"] = on_cluster(a.data, None, a.n_boot, a.memory_limit)

@@ -433,6 +433,20 @@ class Labels:
                              "give the judged ids of every label row")
         n_items = max(self._n_items, judged._n_items)
         width = (self.n_rows, n_items)
+        if not (np.array_equal(self._indptr, judged._indptr) and np.array_equal(self._indices, judged._indices)):
+            self._check_judged(judged, width)
+        dt = np.promote_types(self._indptr.dtype, judged._indptr.dtype)
+        out = type(self)._from_canonical(self._indptr.astype(dt, copy=False), self._indices.astype(dt, copy=False),
+                                         self._values, n_items, shared=True)
+        out._judged = BinaryLabels._from_canonical(judged._indptr.astype(dt, copy=False),
+                                                    judged._indices.astype(dt, copy=False), None,
+                                                    n_items, shared=True)
+        return out
+
+    def _check_judged(self, judged, width):
+        """ValueError unless every stored item of a row is among ``judged``'s items of that
+        row (skipped when both hold the same items: every read of binary labels whose
+        listed items are all relevant)."""
         mine = sp.csr_array((np.ones(self._indices.shape[0]), self._indices, self._indptr), shape=width)
         theirs = sp.csr_array((np.ones(judged._indices.shape[0]), judged._indices, judged._indptr), shape=width)
         missing = mine - mine.multiply(theirs)
@@ -442,13 +456,6 @@ class Labels:
             item = int(missing.indices[missing.indptr[row]])
             raise ValueError(f"judged: item {item} of label row {row} is relevant but not judged; "
                              "the judged items of a row include its relevant ones")
-        dt = np.promote_types(self._indptr.dtype, judged._indptr.dtype)
-        out = type(self)._from_canonical(self._indptr.astype(dt, copy=False), self._indices.astype(dt, copy=False),
-                                         self._values, n_items, shared=True)
-        out._judged = BinaryLabels._from_canonical(judged._indptr.astype(dt, copy=False),
-                                                    judged._indices.astype(dt, copy=False), None,
-                                                    n_items, shared=True)
-        return out
 
     @property
     def n_positives(self):
@@ -683,29 +690,50 @@ class Labels:
         """Canonical CSR with float labels and no explicit zeros, checked and copied in two
         typed passes (the common case); None when anything needs the general path, which
         also writes the error messages."""
-        data, indptr, indices = x.data, x.indptr, x.indices
+        data = x.data
         if (
             data.dtype not in (np.float32, np.float64)
-            or indptr.dtype not in (np.int32, np.int64)
-            or indices.dtype != indptr.dtype
-            or not (data.flags.c_contiguous and indptr.flags.c_contiguous and indices.flags.c_contiguous)
-            or data.shape != indices.shape
-            or indptr.size != x.shape[0] + 1
-            or int(indptr[-1]) != indices.size  # scipy tolerates unused entries past the end
+            or not data.flags.c_contiguous
+            or data.shape != x.indices.shape
+            or x.indptr.size != x.shape[0] + 1
         ):
             return None
-        binary = cls is BinaryLabels
-        threads = _n_threads(data.size)
-        n_zero, ok = _convert.check_label_data(data, binary, threads)
-        if not ok or n_zero:
+        return cls._from_ragged_fast(x.indptr, x.indices, data, x.shape[1])
+
+    @classmethod
+    def _from_ragged_fast(cls, indptr, indices, data, n_cols):
+        """Rows ``indices[indptr[i]:indptr[i + 1]]`` of ids in ``[0, n_cols)``, each row
+        strictly increasing, with float labels ``data`` (None: all ones, BinaryLabels only)
+        and no zeros: checked and copied in two typed passes (the common case; ragged list
+        columns of Parquet or Arrow arrive so). None when anything needs the general path,
+        which also writes the error messages."""
+        if (
+            indptr.dtype not in (np.int32, np.int64)
+            or indices.dtype not in (np.int32, np.int64)
+            or not (indptr.flags.c_contiguous and indices.flags.c_contiguous)
+            or indptr.ndim != 1 or indices.ndim != 1 or indptr.size < 1
+            or int(indptr[-1]) != indices.size  # scipy tolerates unused entries past the end
+            or (data is None and cls is not BinaryLabels)
+        ):
             return None
-        dt = _id_dtype(max(x.shape[1], data.size))
+        if indptr.dtype != indices.dtype:  # the typed pass reads both as one dtype
+            if indices.dtype == np.int32 and int(indptr.max()) <= _INT32_MAX and int(indptr.min()) >= 0:
+                indptr = indptr.astype(np.int32)  # n_rows + 1 entries: the cheap side (no value wraps)
+            else:
+                indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
+        binary = cls is BinaryLabels
+        threads = _n_threads(indices.size)
+        if data is not None:
+            n_zero, ok = _convert.check_label_data(data, binary, threads)
+            if not ok or n_zero:
+                return None
+        dt = _id_dtype(max(n_cols, indices.size))
         out_indptr = np.empty(indptr.size, dtype=dt)
         out_indices = np.empty(indices.size, dtype=dt)
-        if _convert.copy_csr_structure(indptr, indices, x.shape[1], out_indptr, out_indices, threads):
+        if _convert.copy_csr_structure(indptr, indices, n_cols, out_indptr, out_indices, threads):
             return None
         values = None if binary else np.array(data, dtype=np.float64)
-        return cls._from_canonical(out_indptr, out_indices, values, x.shape[1])
+        return cls._from_canonical(out_indptr, out_indices, values, n_cols)
 
 
 def _restore_labels(cls, indptr, indices, values, n_items, judged_indptr=None, judged_indices=None):

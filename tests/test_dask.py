@@ -249,7 +249,10 @@ def test_read_parquet_equals_in_memory(client, frames, tmp_path, nested):
     data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
     assert data.npartitions == 5
     opts = dict(conf_interval=True, random_state=6, nan_handling="drop")
-    got = compute(rd.evaluate(data, metrics=METRICS, n_bootstrap_samples=B, **opts), scores=True)
+    lazy = rd.evaluate(data, metrics=METRICS, n_bootstrap_samples=B, **opts)
+    got = compute(lazy, scores=True)
+    # the one-task-per-partition graph (without scores) and the load -> score graph agree
+    assert_same(compute(lazy), got, by_query=False)
     if nested:
         # the nested layout ranks by (score desc, item asc): tie_break="docid" on the long frames
         data_mem = from_dataframes(labels, run, tie_break="docid")
@@ -329,6 +332,46 @@ def test_nested_parquet_errors_name_the_partition(client, tmp_path):
         rd.evaluate(rd.read_parquet(tmp_path / "c" / "labels", tmp_path / "c" / "run"), ["ap"]).compute()
     with pytest.raises(ValueError, match="2 Parquet files but run_path has 1"):
         rd.read_parquet(tmp_path / "a" / "labels", tmp_path / "b" / "run")
+
+
+def test_nested_parquet_binary_labels_sorted_or_not(client, tmp_path):
+    """Label lists without grades: sorted ones take the one-pass copy, unsorted ones the
+    general path; both give the in-memory numbers. The same files read with other options
+    in the same graph are other tasks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    queries = np.arange(60, dtype=np.int64) * 3
+    run = [list(rng.choice(40, size=int(rng.integers(1, 12)), replace=False)) for _ in queries]
+    lab = [sorted(rng.choice(40, size=int(rng.integers(0, 6)), replace=False).tolist()) for _ in queries]
+    shuffled = [list(rng.permutation(x)) for x in lab]
+    for name, lists in (("sorted", lab), ("unsorted", shuffled)):
+        for side, col in (("run", run), ("labels", lists)):
+            os.makedirs(tmp_path / name / side)
+            for p, rows in enumerate((slice(0, 25), slice(25, 60))):
+                pq.write_table(pa.table({"query": queries[rows], "item": pa.array(col[rows], pa.list_(pa.int32()))}),
+                               tmp_path / name / side / f"part-{p}.parquet")
+    y_true = rankereval.BinaryLabels.from_positive_indices(lab)
+    y_true = y_true.with_judged(y_true)
+    metrics = {k: v for k, v in METRICS.items() if v.info.labels == "binary"}
+    opts = dict(conf_interval=True, random_state=3, n_bootstrap_samples=B, nan_handling="zerofill")
+    want = rankereval.evaluate(y_true, rankereval.Rankings.from_ranked_indices(run), metrics,
+                               resampling="poisson", query_ids=queries, **opts)
+    lazy = {name: rd.evaluate(rd.read_parquet(tmp_path / name / "labels", tmp_path / name / "run"), metrics, **opts)
+            for name in ("sorted", "unsorted")}
+    for name, got in lazy.items():
+        assert_same(compute(got), want, by_query=False)
+        assert_same(compute(got, scores=True), want)
+    # label_col names a column the files lack: all listed items relevant, as without it;
+    # query_col names one they lack: an error naming the partition, not a stale result
+    root = tmp_path / "sorted"
+    other = rd.evaluate(rd.read_parquet(root / "labels", root / "run", label_col="grade"), metrics, **opts)
+    missing = rd.evaluate(rd.read_parquet(root / "labels", root / "run", query_col="user"), metrics, **opts)
+    assert other._root.key != lazy["sorted"]._root.key
+    assert_same(compute(other), want, by_query=False)
+    with pytest.raises(ValueError, match=r"partition 0 \(.*part-0.parquet.*user"):
+        compute(missing)
 
 
 def test_bad_arguments(client, frames):

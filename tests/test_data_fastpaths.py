@@ -125,6 +125,26 @@ def test_csr_labels_fast_path_matches_general_path(cls, dtype):
     assert fast.indices.dtype == np.int32
 
 
+def test_ragged_labels_fast_path_mixed_id_dtypes():
+    """Ragged rows as Arrow list columns give them (int64 offsets, int32 ids): the one-pass
+    copy takes canonical rows and hands everything else to the general path (None)."""
+    rng = np.random.default_rng(9)
+    m = _random_csr(rng, 500, 300, np.float64, graded=False)
+    indptr, indices = m.indptr.astype(np.int64), m.indices.astype(np.int32)
+    fast = BinaryLabels._from_ragged_fast(indptr, indices, None, 300)
+    assert fast == BinaryLabels.from_matrix(m) and fast.indices.dtype == np.int32
+    assert not np.shares_memory(fast.indices, indices)
+    assert NumericLabels._from_ragged_fast(indptr, indices, None, 300) is None  # grades needed
+    unsorted = indices.copy()
+    row = int(np.flatnonzero(np.diff(indptr) >= 2)[0])
+    unsorted[indptr[row]], unsorted[indptr[row] + 1] = unsorted[indptr[row] + 1], unsorted[indptr[row]]
+    assert BinaryLabels._from_ragged_fast(indptr, unsorted, None, 300) is None
+    # offsets that would wrap to a valid-looking int32 sequence are not cast
+    ids = np.array([0, 1, 2], dtype=np.int32)
+    assert BinaryLabels._from_ragged_fast(np.array([0, 2**32 + 1, 3]), ids, None, 3) is None
+    assert BinaryLabels._from_ragged_fast(np.array([0, 1, 3]), ids, None, 3).indices_to_list() == [[0], [1, 2]]
+
+
 def test_csr_labels_fast_path_leaves_input_alone():
     rng = np.random.default_rng(8)
     m = _random_csr(rng, 100, 50, np.float32, graded=False)

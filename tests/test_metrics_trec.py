@@ -336,6 +336,13 @@ def test_judged_labels_keep_the_invariants():
         y.with_judged([[0], [1], []])
     with pytest.raises(ValueError, match="judged has 1 rows but the labels have 3"):
         y.with_judged([[0, 5]])
+    # judged = the labels' own items (checked by equality, not by sparse algebra), and the
+    # same ids with one item more or less than the labels still go through the full check
+    assert y.with_judged(y).judged.indices_to_list() == [[0, 5], [1], []]
+    assert y.with_judged([[0, 5], [1], []]) == y.with_judged(y)
+    with pytest.raises(ValueError, match="item 1 of label row 1 is relevant but not judged"):
+        y.with_judged([[0, 5], [2], []])
+    assert y.with_judged([[0, 5], [1], [3]]).judged.indices_to_list() == [[0, 5], [1], [3]]
     # numeric labels, and every other metric ignores the judgments
     g = NumericLabels.from_matrix([[2, 0, 1]])
     gj = g.with_judged([[0, 1, 2]])

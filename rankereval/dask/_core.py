@@ -59,8 +59,8 @@ class PartitionedData:
     """Labels and rankings split into partitions of whole queries, not yet loaded.
 
     Made by :func:`from_dataframes`, :func:`from_arrays` or :func:`read_parquet`, and
-    evaluated by :func:`evaluate`. Partition ``p`` is one Dask task that loads a
-    :class:`_Block`; nothing is read before ``compute``.
+    evaluated by :func:`evaluate`. Partition ``p`` is a function call that loads a
+    :class:`_Block`, made by the task that evaluates it; nothing is read before ``compute``.
 
     Attributes
     ----------
@@ -69,14 +69,21 @@ class PartitionedData:
         What the partitions come from (for error messages and ``repr``).
     """
 
-    def __init__(self, blocks, source, check_split):
-        self._blocks = list(blocks)
+    def __init__(self, loads, source, check_split):
+        # per partition (function, args, key): function(*args) -> _Block; args may hold Dask
+        # Delayed objects (partitions of the inputs); key names the load (unique to its input)
+        self._loads = list(loads)
         self.source = source
         self._check_split = check_split
 
     @property
     def npartitions(self):
-        return len(self._blocks)
+        return len(self._loads)
+
+    def _block(self, p):
+        """Partition ``p`` loaded by a task of its own (a Dask Delayed _Block)."""
+        load, args, key = self._loads[p]
+        return delayed(load, pure=True)(*args, dask_key_name=key)
 
     def __repr__(self):
         return f"PartitionedData(npartitions={self.npartitions}, source={self.source!r})"
@@ -158,11 +165,9 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
                          "partition both by query the same way (rankereval.dask.repartition_by_query)")
     options = dict(query_col=query_col, item_col=item_col, label_col=label_col, score_col=score_col,
                    rank_col=rank_col, tie_break=tie_break, missing=missing, extra=extra)
-    load = delayed(_load_frames, pure=True)
-    blocks = [load(lab, r, p, options,
-                   dask_key_name=f"rankereval-load-{p}-{dask.base.tokenize(lab.key, r.key, options)}")
+    loads = [(_load_frames, (lab, r, p, options), f"rankereval-load-{p}-{dask.base.tokenize(lab.key, r.key, options)}")
               for p, (lab, r) in enumerate(zip(labels.to_delayed(), run.to_delayed()))]
-    return PartitionedData(blocks, "dask DataFrames", check_split=True)
+    return PartitionedData(loads, "dask DataFrames", check_split=True)
 
 
 def repartition_by_query(labels, run, query_col="query", npartitions=None):
@@ -294,9 +299,10 @@ def from_arrays(labels, rankings, grades=None):
     lab = arrays["labels"].to_delayed().ravel()
     run = arrays["rankings"].to_delayed().ravel()
     gr = arrays["grades"].to_delayed().ravel() if grades is not None else [None] * len(run)
-    load = delayed(_load_arrays, pure=True)
-    blocks = [load(lab[p], gr[p], run[p], p, int(offsets[p])) for p in range(len(run))]
-    return PartitionedData(blocks, "dask arrays", check_split=False)
+    loads = [(_load_arrays, (lab[p], gr[p], run[p], p, int(offsets[p])),
+              f"rankereval-arrays-{p}-{dask.base.tokenize(lab[p].key, gr[p] is not None and gr[p].key, run[p].key, int(offsets[p]))}")
+             for p in range(len(run))]
+    return PartitionedData(loads, "dask arrays", check_split=False)
 
 
 def _list_files(path, what):
@@ -311,9 +317,15 @@ def _list_files(path, what):
     raise ValueError(f"{what}: {path!r} is neither a Parquet file nor a directory")
 
 
+def _one_array(column):
+    """A pyarrow ChunkedArray as one Array, without a copy when it has one chunk (as
+    ``combine_chunks`` makes even then)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def _nested(column):
     """(offsets, values) of a list column of a pyarrow table."""
-    arr = column.combine_chunks()
+    arr = _one_array(column)
     if arr.null_count:
         raise ValueError("list column has null entries")
     offsets = np.asarray(arr.offsets, dtype=np.int64)
@@ -321,36 +333,50 @@ def _nested(column):
     return offsets - offsets[0], values
 
 
-def _load_parquet(labels_file, run_file, p, options):
-    """Partition ``p``: a pair of Parquet files, long or nested layout -> _Block."""
+def _read_pair(labels_file, run_file, options):
+    """The columns that a partition needs of its two Parquet files: ``(labels, run, nested)``,
+    two :class:`pyarrow.Table` and whether the run's item column is a list column.
+
+    All of a partition's Parquet I/O (benchmarks/bench_dask.py times it alone). Files are
+    memory-mapped (no copy of their bytes through read buffers) and decoded on the calling
+    thread: a Dask worker's thread is its core, and pyarrow's own pool would compete with
+    the other workers.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     q, it, lab_col = options["query_col"], options["item_col"], options["label_col"]
-    rank_side = [c for c in (options["score_col"], options["rank_col"]) if c is not None]
-    run_schema = pq.read_schema(run_file)
-    import pyarrow as pa
+    # ParquetFile reads a row group as one chunk (read_table's scanner cuts batches of 128k
+    # rows, which a list column then pays a copy to join)
+    lab_file, run_file = pq.ParquetFile(labels_file, memory_map=True), pq.ParquetFile(run_file, memory_map=True)
+    run_schema, lab_schema = run_file.schema_arrow, lab_file.schema_arrow
+    item_type = run_schema.field(it).type if it in run_schema.names else None
+    nested = item_type is not None and (pa.types.is_list(item_type) or pa.types.is_large_list(item_type))
+    lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
+    if nested:
+        run_cols = [q, it]
+    else:
+        rank_side = [c for c in (options["score_col"], options["rank_col"]) if c is not None]
+        run_cols = [q, it] + (rank_side or [c for c in ("score", "rank") if c in run_schema.names][:1])
+    return (lab_file.read(columns=lab_cols, use_threads=False),
+            run_file.read(columns=run_cols, use_threads=False), nested)
 
-    nested = pa.types.is_list(run_schema.field(it).type) or pa.types.is_large_list(run_schema.field(it).type)
+
+def _load_parquet(labels_file, run_file, p, options):
+    """Partition ``p``: a pair of Parquet files, long or nested layout -> _Block."""
+    q, it, lab_col = options["query_col"], options["item_col"], options["label_col"]
+    try:
+        lab, run, nested = _read_pair(labels_file, run_file, options)
+    except (KeyError, ValueError) as exc:   # pyarrow's errors of a missing column are both
+        raise PartitionError(f"partition {p} ({labels_file}, {run_file}): {exc}") from exc
     if not nested:
-        lab_schema = pq.read_schema(labels_file)
-        lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
-        if rank_side:
-            run_cols = [q, it] + rank_side
-        else:
-            run_cols = [q, it] + [c for c in ("score", "rank") if c in run_schema.names][:1]
-        labels = pq.read_table(labels_file, columns=lab_cols).to_pandas()
-        run = pq.read_table(run_file, columns=run_cols).to_pandas()
+        labels, run = lab.to_pandas(), run.to_pandas()
         if lab_col not in labels.columns:
             labels[lab_col] = 1
         frame_opts = {k: v for k, v in options.items() if k != "relevance_level"}
         return _load_frames(labels, run, p, frame_opts)
     try:
-        lab_schema = pq.read_schema(labels_file)
-        lab_cols = [q, it] + ([lab_col] if lab_col in lab_schema.names else [])
-        lab = pq.read_table(labels_file, columns=lab_cols)
-        run = pq.read_table(run_file, columns=[q, it])
-        lq = np.asarray(lab.column(q).combine_chunks())
-        rq = np.asarray(run.column(q).combine_chunks())
+        lq, rq = np.asarray(_one_array(lab.column(q))), np.asarray(_one_array(run.column(q)))
         kinds = {"query": _id_kind(rq, "run query", p)}
         if _id_kind(lq, "labels query", p) != kinds["query"]:
             raise PartitionError(f"partition {p}: query ids are of different types in labels and run")
@@ -436,6 +462,12 @@ def _ragged_labels(offsets, items, grades, rows, rankings):
         raise ValueError("label item ids must be >= 0")
     n_items = max(int(items.max()) + 1 if items.size else 0,
                   int(rankings.indices.max()) + 1 if rankings.indices.size else 0)
+    if grades is None:
+        # the common case: each list sorted without repeats, as writers of ids usually leave
+        # them; checked and copied in one typed pass, and every listed item is judged
+        labels = BinaryLabels._from_ragged_fast(offsets, items, None, n_items)
+        if labels is not None:
+            return labels.with_judged(labels), None
     values = np.ones(items.shape[0]) if grades is None else np.asarray(selected[1], dtype=np.float64)
     # a copy: Arrow's buffers are read-only, and sum_duplicates works in place
     m = sp.csr_matrix((values, items, offsets), shape=(n, n_items), copy=True)
@@ -493,16 +525,15 @@ def read_parquet(labels_path, run_path, *, query_col="query", item_col="item", l
                          "of both must hold the same queries")
     options = dict(query_col=query_col, item_col=item_col, label_col=label_col, score_col=score_col,
                    rank_col=rank_col, tie_break=tie_break, missing=missing, extra=extra)
-    load = delayed(_load_parquet, pure=True)
-    blocks = [load(lf, rf, p, options, dask_key_name=f"rankereval-parquet-{p}-{_tokenize_paths(lf, rf)}")
-              for p, (lf, rf) in enumerate(zip(lab, run))]
-    return PartitionedData(blocks, f"Parquet {os.fspath(labels_path)!r}, {os.fspath(run_path)!r}",
+    loads = [(_load_parquet, (lf, rf, p, options), f"rankereval-parquet-{p}-{_tokenize_paths(lf, rf, options=options)}")
+             for p, (lf, rf) in enumerate(zip(lab, run))]
+    return PartitionedData(loads, f"Parquet {os.fspath(labels_path)!r}, {os.fspath(run_path)!r}",
                            check_split=True)
 
 
-def _tokenize_paths(*paths):
+def _tokenize_paths(*paths, options=None):
     """A token of files' paths, sizes and modification times (a changed file is reread)."""
-    return dask.base.tokenize(*[(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in paths])
+    return dask.base.tokenize(*[(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in paths], options)
 
 
 # ------------------------------------------------------------------------------------------
@@ -535,6 +566,12 @@ def _score_block(block, p, columns, relevance_level):
     except (TypeError, ValueError) as exc:
         raise PartitionError(f"partition {p}: {exc}") from exc
     return _Table(block.keys, hashes, scores, block.kinds, seen, seen_hashes)
+
+
+def _partition_partials(load, args, p, score_options, sum_options):
+    """Partition ``p`` from its input to its partial sums: ``load(*args)``, scores, sums."""
+    table = _score_block(load(*args), p, *score_options)   # (the loaded arrays are freed here)
+    return _table_partials(table, p, *sum_options)
 
 
 def _table_partials(table, p, nan_handling, seed, n_boot, geometric=None):
@@ -683,13 +720,21 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
             # as rankereval.evaluate: one int from None or a Generator, then the seed from it
             random_state = int(_rng(random_state).integers(0, 2**63 - 1))
         seed = _seed(random_state)
+    score_options = (columns, relevance_level)
+    sum_options = (nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
+    # the means and intervals: one task per partition from its input to its partial sums
+    # (the loaded arrays never wait in a worker's memory or travel to another worker)
+    token = dask.base.tokenize(score_options, sum_options)
+    fused = delayed(_partition_partials, pure=True)
+    root = _tree([fused(load, args, p, score_options, sum_options,
+                        dask_key_name=f"rankereval-partials-{p}-{dask.base.tokenize(key, token)}")
+                  for p, (load, args, key) in enumerate(data._loads)], data._check_split)
+    # the per-query scores, only if asked for: load, score (kept), then sum
     score = delayed(_score_block, pure=True)
+    tables = [score(data._block(p), p, *score_options) for p in range(data.npartitions)]
     partials = delayed(_table_partials, pure=True)
-    tables = [score(b, p, columns, relevance_level) for p, b in enumerate(data._blocks)]
-    parts = [partials(t, p, nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
-             for p, t in enumerate(tables)]
-    root = _tree(parts, data._check_split)
-    return DaskEvaluation(data, columns, tables, root, nan_handling,
+    with_tables = _tree([partials(t, p, *sum_options) for p, t in enumerate(tables)], data._check_split)
+    return DaskEvaluation(data, columns, tables, root, with_tables, nan_handling,
                           (n_boot, conf) if conf_interval else None)
 
 
@@ -704,12 +749,13 @@ class DaskEvaluation:
         What is evaluated.
     """
 
-    def __init__(self, data, columns, tables, root, nan_handling, bootstrap):
+    def __init__(self, data, columns, tables, root, with_tables, nan_handling, bootstrap):
         self.data = data
         self._columns = columns
         self.names = [c for c, _ in columns]
         self._tables = tables
-        self._root = root
+        self._root = root                   # the partial sums, one task per partition
+        self._with_tables = with_tables     # the same from the tasks of self._tables
         self._nan_handling = nan_handling
         self._bootstrap = bootstrap
 
@@ -756,7 +802,7 @@ class DaskEvaluation:
         scores = check_flag(scores, "scores")
         try:
             if scores:
-                total, tables = dask.compute(self._root, self._tables, **kwargs)
+                total, tables = dask.compute(self._with_tables, self._tables, **kwargs)
             else:
                 (total,) = dask.compute(self._root, **kwargs)
         except PartitionError as exc:
