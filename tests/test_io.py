@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pd = pytest.importorskip("pandas")
 
@@ -291,6 +293,118 @@ def test_pack_short_strings():
     assert _assemble._pack_short_strings(pa.array(["a\x00b"] * 2000)) is None
 
 
+def awkward_lines(lines, rng):
+    """``lines`` with comment and blank lines, tabs, runs of spaces and (for 6 fields) extra
+    fields sprinkled in; a few ids made longer than 8 bytes (not packable)."""
+    out = []
+    for line in lines:
+        parts = line.split(" ")
+        if rng.random() < 0.05:
+            parts[2] = parts[2] + "-long-document-id"
+        sep = rng.choice([" ", " ", " ", "\t", "  "])
+        text = sep.join(parts)
+        if len(parts) == 6 and rng.random() < 0.1:
+            text += " extra fields"
+        out.append(text)
+        if rng.random() < 0.05:
+            out.append(rng.choice(["", "# a comment", "   ", "  # indented comment"]))
+    return out
+
+
+@pytest.mark.parametrize("read_bytes", [7, 500])
+def test_blocks_read_like_whole_file(tmp_path, parser, monkeypatch, read_bytes):
+    """A file parsed in blocks of any size (cut at line ends; a line longer than a block is
+    read whole) gives what it gives in one block, and an error names the same line."""
+    rng = random.Random(read_bytes)
+    qrels, run = make_pair(read_bytes, n_queries=6)
+    plain = [write(tmp_path / "q0", qrels), write(tmp_path / "r0", run)]
+    # packable ids in some blocks, long ones in others: the packed blocks are unpacked
+    awkward = [write(tmp_path / "q1", ["# judgements"] + awkward_lines(qrels, rng)),
+               write(tmp_path / "r1", awkward_lines(run, rng), end="\r\n")]
+    with open(awkward[1], "rb") as fh:
+        text = fh.read()
+    with open(awkward[1], "wb") as fh:
+        fh.write(b"\xef\xbb\xbf" + text)  # a byte order mark starts the file
+    whole = [as_strings(read_trec(*files)) for files in (plain, awkward)]
+    bad_run = awkward_lines(run[:30], rng) + ["", "a Q0 d9 x"]
+    bad = write(tmp_path / "r2", bad_run)
+    with pytest.raises(TrecFormatError) as whole_err:
+        read_trec(plain[0], bad)
+    monkeypatch.setattr(_source, "_READ_BYTES", read_bytes)
+    check_against_reference(read_trec(*plain), qrels, run)
+    for files, expected in zip((plain, awkward), whole):
+        data = read_trec(*files)
+        assert as_strings(data) == expected
+    assert data.report.n_comment_lines == (1 + sum(line.lstrip().startswith("#") for line in
+                                                   open(awkward[0]).read().splitlines()[1:]),
+                                           sum(line.lstrip().startswith("#") for line in
+                                               open(awkward[1], encoding="utf-8-sig").read().splitlines()))
+    with pytest.raises(TrecFormatError) as err:
+        read_trec(plain[0], bad)
+    assert err.value.line == whole_err.value.line == len(bad_run)
+    assert str(err.value) == str(whole_err.value)
+
+
+decimals = st.from_regex(r"\A[+-]?[0-9]{0,25}(\.[0-9]{0,25})?\Z").filter(lambda t: any(c.isdigit() for c in t))
+
+
+@given(st.lists(st.tuples(st.from_regex(r"\A[!-~]{1,9}\Z"), decimals | st.sampled_from(["1e5", "nan", "-", "0x1"])),
+                min_size=1, max_size=20))
+def test_plain_parse_equals_python_or_declines(rows):
+    """The parser of plain blocks gives Python's ids and floats (correctly rounded), or
+    declines the block (a long id, a number that is not a plain decimal)."""
+    from rankereval.io._text import parse_plain
+
+    text = "".join(f"{q} Q0 d{i} 1 {v} t\n" for i, (q, v) in enumerate(rows)).encode()
+    got = parse_plain(text, 6, 0, 2, 4, len(rows))
+    plain = all(len(q) <= 8 and " " not in q for q, _v in rows) and all(
+        set(v) <= set("+-.0123456789") and v != "-" for _q, v in rows)
+    assert (got is not None) == plain
+    if got is not None:
+        q, d, value = got
+        assert value.tolist() == [float(v) for _q, v in rows]
+        assert [np.array(x, dtype=">u8").tobytes().rstrip(b"\0").decode() for x in q] == [q for q, _v in rows]
+        assert list(_assemble._unpack_short_strings(d).to_pylist()) == [f"d{i}" for i in range(len(rows))]
+
+
+@pytest.mark.parametrize("runs", [False, True])
+@pytest.mark.parametrize("long_from", [None, 0, 2])
+def test_id_column_blocks_equal_one_factorization(runs, long_from):
+    """Ids given block by block (packed by the parser, or pyarrow strings, a long id from
+    block ``long_from`` on) get the codes and uniques of one factorisation of them all."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    blocks = []
+    for b in range(4):
+        ids = [f"q{x}" for x in np.repeat(rng.integers(0, 50, 40), rng.integers(1, 4, 40))]
+        if long_from is not None and b >= long_from:
+            ids[5] = "a-long-query-id"
+        blocks.append(ids)
+    col = _assemble._IdColumn(arrow=True, runs=runs)
+    for b, ids in enumerate(blocks):
+        arr = pa.array(ids)
+        col.add(_assemble._pack_short_strings(arr) if b % 2 and _assemble._pack_short_strings(arr) is not None
+                else arr)
+    codes, uniques = col.factorize()
+    flat = [x for ids in blocks for x in ids]
+    ref_codes, ref_uniques = pd.factorize(np.array(flat, dtype=object))
+    assert codes.tolist() == ref_codes.tolist()
+    assert uniques.to_pylist() == list(ref_uniques)
+
+
+def test_packed_ids_table():
+    from rankereval.io._text import PackedIds
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 2**64 - 1, 5000, dtype=np.uint64)[rng.integers(0, 5000, 300_000)]
+    table = PackedIds()
+    codes = np.concatenate([table.encode(x[i:i + 70_000]) for i in range(0, x.size, 70_000)])
+    ref_codes, ref_uniques = pd.factorize(x)
+    assert codes.tolist() == ref_codes.tolist() and table.uniques().tolist() == ref_uniques.tolist()
+    with pytest.raises(ValueError, match="0 is not a packed id"):
+        table.encode(np.array([5, 0], dtype=np.uint64))
+
+
 def test_sorted_input_fast_path_equals_general_path(tmp_path):
     qrels, run = make_pair(7, only_qrels=0, only_run=0)
     shuffled = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))
@@ -299,6 +413,13 @@ def test_sorted_input_fast_path_equals_general_path(tmp_path):
                                             [-ord(c) for c in line.split()[2]]))
     grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r2", ordered))
     assert as_strings(shuffled) == as_strings(grouped)
+    # queries in row order, sorted by score, ties in the order that the tie break reverses
+    # (then only the ties move)
+    ordered = sorted(run, key=lambda line: (line.split()[0], -float(line.split()[4]), line.split()[2]))
+    for tie_break in ("trec_eval", "docid"):
+        grouped = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r3", ordered), tie_break=tie_break)
+        assert grouped.report.n_tied_lines > 0
+        check_against_reference(grouped, qrels, run, tie_break=tie_break)
 
 
 def test_ids_are_strings(tmp_path, parser):

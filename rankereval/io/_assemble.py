@@ -6,6 +6,7 @@ import numpy as np
 
 from rankereval.io._result import ReadReport, TrecData, _have, _queries
 from rankereval.io._source import _pandas, _pyarrow
+from rankereval.io._text import PackedIds
 
 
 def _is_arrow(values):
@@ -14,21 +15,21 @@ def _is_arrow(values):
 
 
 def _factorize(values):
-    """(codes int64, uniques) of a pyarrow string array (uniques: pyarrow array) or of a
-    NumPy/pandas array (uniques: pandas.Index)."""
+    """(codes, uniques) of a pyarrow string array, of short ids packed by
+    :func:`_pack_short_strings` (uint64; uniques: a pyarrow string array), or of a
+    NumPy/pandas array (uniques: pandas.Index); uniques in order of first appearance."""
+    if isinstance(values, np.ndarray) and values.dtype == np.uint64:
+        table = PackedIds()
+        codes = table.encode(values)
+        return codes, _unpack_short_strings(table.uniques())
     if _is_arrow(values):
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         packed = _pack_short_strings(values)
-        if packed is not None:
-            # hashing 8-byte integers is several times faster than hashing strings
-            enc = pc.dictionary_encode(pa.array(packed))
-            uniques = pa.array(enc.dictionary.to_numpy().astype(">u8").view("S8")).cast(pa.string())
-        else:
-            enc = pc.dictionary_encode(values)
-            uniques = enc.dictionary
-        return enc.indices.to_numpy(zero_copy_only=False), uniques  # int32
+        if packed is not None:  # hashing 8-byte integers is several times faster than strings
+            return _factorize(packed)
+        enc = pc.dictionary_encode(values)
+        return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary  # int32
     pd = _pandas()
     codes, uniques = pd.factorize(values)
     if not isinstance(uniques, pd.Index):
@@ -38,60 +39,129 @@ def _factorize(values):
 
 def _pack_short_strings(values):
     """Each string of a pyarrow string array as a uint64 (its bytes, big-endian, zero-padded),
-    or None if a string is longer than 8 bytes or contains a NUL byte (then the packing would
-    not be one-to-one). Order-preserving: comparing the integers compares the strings."""
+    or None if a string is empty, longer than 8 bytes or contains a NUL byte (then the
+    packing would not be one-to-one). Order-preserving: comparing the integers compares the
+    strings."""
     import pyarrow as pa
 
+    from rankereval.io._text import pack_ids
+
     n = len(values)
-    if n < 1024 or values.type != pa.string():
+    if values.type != pa.string() or values.null_count:
         return None
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset: values.offset + n + 1]
-    lengths = np.diff(offsets)
-    if lengths.max() > 8 or lengths.min() < 1:
-        return None
-    first, end = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[first:end]
-    if not data.all():  # a NUL byte
-        return None
-    padded = np.zeros(((end - first) // 8 + 2) * 8, dtype=np.uint8)
-    padded[: end - first] = data
-    words = padded.view(">u8").astype(np.uint64)
-    del padded, data
-    # in place where possible: at 10M strings each temporary is 80 MB
-    base = offsets[:-1].astype(np.int64)
-    base -= first
-    shift = (base & 7).astype(np.uint64)
-    shift <<= np.uint64(3)
-    base >>= 3
-    packed = words[base]
-    packed <<= shift
-    # the bytes continuing in the next word: w >> (64 - shift), written so that shift 0 gives 0
-    base += 1
-    nxt = words[base]
-    del base, words
-    nxt >>= np.uint64(1)
-    np.subtract(np.uint64(63), shift, out=shift)
-    nxt >>= shift
-    packed |= nxt
-    del nxt
-    # keep the string's own bytes: clear the (8 - length) * 8 low bits
-    keep = (np.uint64(8) - lengths.astype(np.uint64))
-    keep <<= np.uint64(3)
-    np.left_shift(np.uint64(1), keep, out=keep)
-    keep -= np.uint64(1)
-    np.invert(keep, out=keep)
-    packed &= keep
-    return packed
+    data = values.buffers()[2]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    out = np.empty(n, dtype=np.uint64)
+    return out if pack_ids(offsets, data, out) else None
 
 
-def _factorize_runs(values):
-    """Like _factorize, but hashing only one value per run of equal neighbours (run files
-    list each query's lines together)."""
+def _unpack_short_strings(packed):
+    """The pyarrow string array of uint64s made by :func:`_pack_short_strings`."""
+    import pyarrow as pa
+
+    return pa.array(packed.astype(">u8").view("S8")).cast(pa.string())
+
+
+class _IdColumn:
+    """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
+    (:meth:`factorize`, as :func:`_factorize`).
+
+    Short ids (at most 8 bytes: query numbers, most document ids) are packed into 64-bit
+    integers and given their codes block by block (a :class:`~rankereval.io._text.PackedIds`
+    table): 4 bytes a line are kept instead of the string's bytes and offset. Once an id is
+    longer, the column keeps strings (pyarrow's, hashed at the end). With ``runs=True`` only
+    one value per run of equal neighbours is kept, and its length (query ids: run files list
+    each query's lines together). ``arrow``: the blocks are pyarrow string arrays (else
+    NumPy object arrays, factorised by pandas), and so are the uniques, even of an empty
+    column.
+    """
+
+    def __init__(self, arrow, runs=False):
+        self.arrow = arrow
+        self.runs = runs
+        self.table = PackedIds() if arrow else None  # None: strings
+        self.parts = []  # codes (while packed) or ids of each block
+        self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
+
+    def add(self, values):
+        """Append the ids of a block: a pyarrow string array, a NumPy object array, or (with
+        ``arrow``) a uint64 array of ids packed as :func:`_pack_short_strings` packs them."""
+        if len(values) == 0:
+            return
+        if isinstance(values, np.ndarray) and values.dtype == np.uint64:  # packed by the parser
+            packed = values
+        else:
+            packed = _pack_short_strings(values) if self.table is not None else None
+            if packed is None and self.table is not None:  # a long id: strings from now on
+                import pyarrow as pa
+
+                strings = _unpack_short_strings(self.table.uniques())
+                self.parts = [strings.take(pa.array(codes)) for codes in self.parts]
+                self.table = None
+        if packed is not None and self.table is None:
+            values, packed = _unpack_short_strings(packed), None
+        lengths = None
+        if self.runs:
+            if packed is not None:
+                packed, lengths = _runs(packed)
+            else:
+                values, lengths = _runs(values)
+        self.parts.append(self.table.encode(packed) if packed is not None else values)
+        self.lengths.append(lengths)
+
+    def factorize(self):
+        if self.table is not None:
+            codes = _join_arrays(self.parts, np.int32)
+            uniques = _unpack_short_strings(self.table.uniques())
+        elif self.parts and self.arrow:
+            codes, uniques = _factorize_chunks(self.parts)
+        elif self.parts:
+            codes, uniques = _factorize(_join_arrays(self.parts, object))
+        else:
+            codes, uniques = _factorize(np.zeros(0, dtype=object))
+        if any(n is not None for n in self.lengths):
+            lengths = np.concatenate([np.ones(len(p), dtype=np.int64) if n is None else n
+                                      for p, n in zip(self.parts, self.lengths)])
+            codes = np.repeat(codes, lengths)
+        self.parts = self.lengths = self.table = None
+        return codes, uniques
+
+
+def _factorize_chunks(parts):
+    """_factorize of pyarrow string arrays, without joining them first when pyarrow's
+    dictionary_encode of a chunked array gives every chunk the same dictionary (as pyarrow
+    does: one hash table over the chunks); else of the joined array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(pa.chunked_array(parts)).chunks
+    uniques = enc[-1].dictionary
+    if all(c.dictionary.equals(uniques) for c in enc):
+        return np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc]), uniques
+    return _factorize(_join_arrays(parts, object))
+
+
+def _join_arrays(parts, dtype):
+    """One array of the parts (NumPy arrays or pyarrow arrays, all of one kind)."""
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    import pyarrow as pa
+
+    return pa.concat_arrays(parts)
+
+
+def _runs(values):
+    """(first value of each run of equal neighbours, run lengths), or (values, None) when
+    runs are short (then keeping them all costs less than the lengths)."""
     n = len(values)
-    if n == 0:
-        return _factorize(values)
-    if _is_arrow(values):
-        import pyarrow as pa
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        change = values[1:] != values[:-1]
+    elif _is_arrow(values):
         import pyarrow.compute as pc
 
         change = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
@@ -99,11 +169,14 @@ def _factorize_runs(values):
         change = values[1:] != values[:-1]
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
     if starts.size > n // 4:
-        return _factorize(values)
-    firsts = values.take(pa.array(starts)) if _is_arrow(values) else values[starts]
-    codes, uniques = _factorize(firsts)
-    lengths = np.diff(np.append(starts, n))
-    return np.repeat(codes, lengths), uniques
+        return values, None
+    if _is_arrow(values):
+        import pyarrow as pa
+
+        firsts = values.take(pa.array(starts))
+    else:
+        firsts = values[starts]
+    return firsts, np.diff(np.append(starts, n))
 
 
 def _union_ids(u_labels, u_run):
@@ -220,8 +293,9 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
             f"{int(in_run.sum())}, none in common" + ("" if missing == "empty" else
                                                       " (missing='empty' evaluates judged queries "
                                                       "without a ranking)"))
-    row_of = np.full(n_q, -1, dtype=np.int64)
-    row_of[row_codes] = np.arange(n_rows, dtype=np.int64)
+    row_dtype = np.int32 if n_rows < 2**31 else np.int64  # half the traffic of int64 per line
+    row_of = np.full(n_q, -1, dtype=row_dtype)
+    row_of[row_codes] = np.arange(n_rows, dtype=row_dtype)
 
     # ---- labels
     lrow = row_of[lab.q]
@@ -264,21 +338,29 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     key_s = key if perm is None else key[perm]
     tied = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (key_s[1:] == key_s[:-1]))
     n_tied = 0
+    tie_fix = None  # (positions, docs) that replace the docs of tied lines in file order
     if tied.size:
         members = np.unique(np.concatenate((tied, tied + 1)))
         n_tied = int(members.size)
         if tie_break != "input":
-            if perm is None:
-                perm = np.arange(rows_r.size, dtype=np.int64)
-            src = perm[members] if all_kept else sel[perm[members]]
+            pos = members if perm is None else perm[members]  # of the tied lines, among the kept
+            src = pos if all_kept else sel[pos]
             doc_rank = _id_rank(doc_ids, run.d[src])
             start = np.ones(members.size, dtype=bool)
             start[1:] = ~((members[1:] == members[:-1] + 1) & np.isin(members[:-1], tied, assume_unique=True))
             group = np.cumsum(start)
             sub = np.lexsort((-doc_rank if tie_break in ("trec_eval", "trec_eval9") else doc_rank, group))
-            perm[members] = perm[members][sub]
+            if perm is None and all_kept:  # in order but for the ties: reorder only them
+                tie_fix = (members, run.d[src[sub]])
+            else:
+                if perm is None:
+                    perm = np.arange(rows_r.size, dtype=np.int64)
+                perm[members] = pos[sub]
     if perm is None:
         docs_sorted = run.d if all_kept else run.d[sel]
+        if tie_fix is not None:
+            docs_sorted = docs_sorted.copy()
+            docs_sorted[tie_fix[0]] = tie_fix[1]
     else:
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
     counts = np.bincount(rows_r, minlength=n_rows)
@@ -359,9 +441,10 @@ def _order(rows, key):
     block_rows = rows[starts]
     grouped = np.unique(block_rows).size == block_rows.size
     if grouped:
-        same = np.ones(n - 1, dtype=bool)
-        same[brk - 1] = False
-        if bool(np.all(key[1:][same] >= key[:-1][same])):
+        # no score goes up within a query (keys hold no NaN)
+        up = key[1:] < key[:-1]
+        up[brk - 1] = False
+        if not up.any():
             if np.all(block_rows[1:] > block_rows[:-1]):
                 return None
             lengths = np.diff(np.append(starts, n))

@@ -1,10 +1,17 @@
 """Parsing TREC qrels and run bytes into columns (pyarrow when installed, else pandas)."""
+import bisect
+import contextvars
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from rankereval._threads import effective_n_threads
+from rankereval.io._assemble import _IdColumn, _join_arrays
 from rankereval.io._result import TrecFormatError
-from rankereval.io._source import _BLOCK_BYTES, _collapse_spaces, _light_normalise, _load, _pandas, _pyarrow, _source_name
+from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _light_normalise, _pandas, _pyarrow,
+                                   _source_name)
+from rankereval.io._text import parse_plain, scan_block
 
 
 class _Format:
@@ -37,35 +44,78 @@ _COMMENT = re.compile(rb"(?m)^ *#[^\n]*")
 
 
 class _Parsed:
-    """Columns of one file; ``q``/``d`` are pyarrow string arrays or numpy object arrays."""
+    """Columns of one file, read block by block: ``value`` and ``rank`` (NumPy arrays), and
+    the id columns ``q``/``d`` as :class:`_IdColumn` (factorised by the caller)."""
 
-    def __init__(self, name, buf, fmt, q, d, value, rank, n_comments=0, n_extra_fields=0):
-        self.n_comments = n_comments  # comment lines skipped
-        self.n_extra_fields = n_extra_fields  # lines with fields after the last one (ignored)
+    def __init__(self, name, fmt, arrow, need_rank):
         self.name = name
-        self.buf = buf
         self.fmt = fmt
-        self.q = q
-        self.d = d
-        self.value = value
-        self.rank = rank
-        self._lines = False  # not computed yet
+        self.q = _IdColumn(arrow, runs=True)
+        self.d = _IdColumn(arrow)
+        self._values, self._ranks = [], [] if need_rank else None
+        self.value = self.rank = None
+        self.n_comments = 0  # comment lines skipped
+        self.n_extra_fields = 0  # lines with fields after the last one (ignored)
+        self.n_rows = 0
+        self.n_lines = 0
+        # from the first block with blank (or comment) lines on: each block's first row,
+        # first line, and the line numbers of its rows within it (None: its rows are its
+        # lines); before that block, row i is line i + 1
+        self._row0, self._line0, self._block_lines = [], [], []
+        self._pending = None  # the ids of the last block, being added on a helper thread
+
+    def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra, helper=None):
+        """Append a block's columns (``q``/``d``: lists of arrays); ``lines``: the 1-based line
+        numbers within the block of its rows, or None when they are its lines 1, 2, ...
+        With an executor ``helper``, the ids are added there, after the previous block's."""
+        self._wait()
+        if helper is None:
+            self._add_ids(q, d)
+        else:
+            # in this thread's context (the parser forced by tests is a context variable)
+            self._pending = helper.submit(contextvars.copy_context().run, self._add_ids, q, d)
+        self._values.append(value)
+        if self._ranks is not None:
+            self._ranks.append(rank)
+        if lines is not None or self._row0:
+            self._row0.append(self.n_rows)
+            self._line0.append(self.n_lines)
+            self._block_lines.append(lines)
+        self.n_rows += len(value)
+        self.n_lines += n_lines
+        self.n_comments += n_comments
+        self.n_extra_fields += n_extra
+
+    def _add_ids(self, q, d):
+        for part in q:
+            self.q.add(part)
+        for part in d:
+            self.d.add(part)
+
+    def _wait(self):
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def finish(self):
+        """Join the blocks' values and ranks (and wait for the ids)."""
+        self._wait()
+        self.value = _join_arrays(self._values, np.float64)
+        self.rank = _join_arrays(self._ranks, np.int64) if self._ranks is not None else None
+        self._values = self._ranks = None
 
     def __len__(self):
         return len(self.value)
 
     def line(self, row):
         """1-based line number of parsed row ``row`` (blank lines are not rows)."""
-        if self._lines is False:
-            self._lines = _nonblank_lines(self.buf)
-        return int(self._lines[row]) if self._lines is not None else int(row) + 1
-
-    def release(self):
-        """Let the text go (the largest object of a read): keep only what :meth:`line`
-        needs, which is nothing when the file has no blank (or comment) lines."""
-        if self._lines is False:
-            self._lines = _nonblank_lines(self.buf)
-        self.buf = None
+        row = int(row)
+        b = bisect.bisect_right(self._row0, row) - 1
+        if b < 0:
+            return row + 1
+        lines = self._block_lines[b]
+        within = row - self._row0[b]
+        return self._line0[b] + (int(lines[within]) if lines is not None else within + 1)
 
     def error(self, row, reason):
         return TrecFormatError(self.name, self.line(row), reason)
@@ -85,11 +135,12 @@ def _nonblank_lines(buf):
     return np.flatnonzero(ends > starts) + 1
 
 
-def _column_count_error(name, buf, fmt):
-    """TrecFormatError for the first line without ``fmt.ncols`` fields, or None (vectorised)."""
+def _column_count_error(name, buf, fmt, line0=0):
+    """TrecFormatError for the first line without ``fmt.ncols`` fields, or None (vectorised);
+    ``buf`` starts at line ``line0 + 1`` of the file."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     n = arr.size
-    pos, line0 = 0, 0
+    pos = 0
     block = _BLOCK_BYTES
     while pos < n:
         stop = min(n, pos + block)
@@ -121,22 +172,23 @@ def _column_count_error(name, buf, fmt):
     return None
 
 
-def _diagnose(name, buf, fmt, need_rank, exc):
-    """Raise a TrecFormatError for the first malformed line of a normalised buffer.
+def _diagnose(name, buf, fmt, need_rank, exc, line0=0):
+    """Raise a TrecFormatError for the first malformed line of a normalised buffer (which
+    starts at line ``line0 + 1`` of the file).
 
     Called when the fast parser failed (``exc``); slow, but only on the error path.
     """
-    err = _column_count_error(name, buf, fmt)
+    err = _column_count_error(name, buf, fmt, line0)
     if err is not None:
         raise err
     try:
         buf.decode("utf-8")
     except UnicodeDecodeError as uerr:
-        raise TrecFormatError(name, buf.count(b"\n", 0, uerr.start) + 1,
+        raise TrecFormatError(name, line0 + buf.count(b"\n", 0, uerr.start) + 1,
                               f"invalid UTF-8 text ({uerr.reason})") from None
     vi = fmt.columns.index(fmt.value)
     ri = fmt.columns.index("rank") if need_rank else None
-    for lineno, line in enumerate(buf.split(b"\n"), 1):
+    for lineno, line in enumerate(buf.split(b"\n"), line0 + 1):
         if not line:
             continue
         parts = line.split(b" ")
@@ -171,38 +223,68 @@ def _drop_extra_fields(buf, fmt):
 
 
 def _parse(src, fmt, progress, need_rank=False):
+    """The :class:`_Parsed` columns of file ``src``, parsed block by block."""
     name = _source_name(src)
-    buf, n_comments = _skip_comments(_light_normalise(_load(src, progress)))
-    n_extra = 0
     pa = _pyarrow()
-    if pa is None:
-        buf, n_extra = _drop_extra_fields(_collapse_spaces(buf), fmt)
-        cols = _parse_pandas(name, buf, fmt, need_rank)
-    else:
-        # Most files are single-space separated: parse as they are, and check that the
-        # number of spaces is exactly (columns - 1) per line (cheaper than looking for double
-        # or line-edge spaces). Otherwise collapse the spaces and parse again.
-        cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
-        if exc is not None or buf.count(b" ") != (fmt.ncols - 1) * len(cols[2]):
-            buf = _collapse_spaces(buf)
-            cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
-            if exc is not None and fmt.extra_fields:
-                buf, n_extra = _drop_extra_fields(buf, fmt)
-                if n_extra:
-                    cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
-            if exc is not None:
-                _diagnose(name, buf, fmt, need_rank, exc)
-    parsed = _Parsed(name, buf, fmt, *cols, n_comments=n_comments, n_extra_fields=n_extra)
-    del buf
+    parsed = _Parsed(name, fmt, pa is not None, need_rank)
+    # the ids of a block get their codes on a second thread while the next block is parsed
+    # (both loops run without the GIL); one block at a time is in flight
+    helper = ThreadPoolExecutor(1) if effective_n_threads() > 1 else None
+    try:
+        for block in _blocks(src, progress):
+            cols = _parse_block(pa, name, block, fmt, need_rank, parsed.n_lines)
+            del block
+            parsed.add(*cols, helper=helper)
+        parsed.finish()
+    finally:
+        if helper is not None:
+            helper.shutdown(wait=True, cancel_futures=True)
     _check_values(parsed)
-    parsed.release()
     return parsed
 
 
-# Above this size the parser runs on one thread: its threads each hold a block's parse in
-# flight, which for a 378 MB run took the peak memory from 715 MB to 890 MB for one second
-# less of parsing at best (2 cores; the same CPU time)
-_SERIAL_PARSE_BYTES = 256 << 20
+def _parse_block(pa, name, block, fmt, need_rank, line0):
+    """(q, d, value, rank, n_lines, lines, n_comments, n_extra) of a block of text that
+    starts at line ``line0 + 1`` of the file and ends at a line end (or the file's end);
+    ``q``, ``d`` and ``lines`` as :meth:`_Parsed.add` takes them.
+
+    Most blocks are plain text with fields separated by single spaces: one scan tells, and
+    they are parsed as they are, by ``_text.parse_plain`` when their ids are short and their
+    numbers plain decimals, else by pyarrow. Other blocks are normalised first (tabs, CR-LF
+    line ends, a byte order mark, comment lines, runs of spaces, extra fields of run lines).
+    """
+    n_newlines, n_empty, irregular, special = scan_block(block)
+    n_lines = n_newlines + (1 if len(block) and block[-1] != 10 else 0)
+    buf, n_comments, n_extra = block, 0, 0
+    bom = line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf"
+    if pa is not None and not (special or bom or irregular or need_rank):
+        # short ASCII ids and plain decimal numbers (most files): read here, ids packed
+        plain = parse_plain(block, fmt.ncols, fmt.columns.index("query"), fmt.columns.index("docid"),
+                            fmt.columns.index(fmt.value), n_lines)
+        if plain is not None:
+            q, d, value = plain
+            return [q], [d], value, None, n_lines, _nonblank_lines(bytes(block)) if n_empty else None, 0, 0
+    if special or bom:
+        buf, n_comments = _skip_comments(_light_normalise(bytes(block), start=line0 == 0))
+        _n, n_empty, irregular, _s = scan_block(buf)
+    if irregular:
+        buf = _collapse_spaces(bytes(buf))
+    if pa is None:
+        buf, n_extra = _drop_extra_fields(bytes(buf), fmt)
+        q, d, value, rank = _parse_pandas(name, buf, fmt, need_rank, line0)
+        q, d = [q], [d]
+    else:
+        cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
+        if exc is not None and fmt.extra_fields:
+            buf, n_extra = _drop_extra_fields(bytes(buf), fmt)
+            if n_extra:
+                cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
+        if exc is not None:
+            _diagnose(name, bytes(buf), fmt, need_rank, exc, line0)
+        q, d, value, rank = cols
+    # blank lines are not rows (after collapsing spaces, neither are lines of spaces)
+    lines = _nonblank_lines(bytes(buf)) if (n_empty or irregular or special or bom) else None
+    return q, d, value, rank, n_lines, lines, n_comments, n_extra
 
 
 def _parse_arrow(pa, buf, fmt, need_rank):
@@ -218,8 +300,7 @@ def _parse_arrow(pa, buf, fmt, need_rank):
     try:
         table = pcsv.read_csv(
             pa.py_buffer(buf),
-            read_options=pcsv.ReadOptions(column_names=list(fmt.columns), block_size=_BLOCK_BYTES,
-                                          use_threads=len(buf) < _SERIAL_PARSE_BYTES),
+            read_options=pcsv.ReadOptions(column_names=list(fmt.columns), block_size=_BLOCK_BYTES),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                             escape_char=False, ignore_empty_lines=True),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=include,
@@ -229,23 +310,16 @@ def _parse_arrow(pa, buf, fmt, need_rank):
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             _q, _d, value, rank = _empty_columns(need_rank)
-            return (pa.array([], type=pa.string()), pa.array([], type=pa.string()), value, rank), None
+            return ([], [], value, rank), None
         return None, exc
-    # one column at a time, each block's copy let go before the next column is joined
-    # (remove_column: pyarrow 10 has no drop_columns)
-    q = table.column("query").combine_chunks()
-    table = table.remove_column(table.schema.get_field_index("query"))
-    d = table.column("docid").combine_chunks()
-    table = table.remove_column(table.schema.get_field_index("docid"))
-    for col in (q, d):  # an empty id means a stray space: parse again after collapsing spaces
-        if len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
-            return None, pa.ArrowInvalid("empty field")
+    # the id columns as the parser's chunks (no copy); the spaces were checked to be single
+    # ones between fields, so no id is empty
     value = table.column(fmt.value).to_numpy()
     rank = table.column("rank").to_numpy() if need_rank else None
-    return (q, d, value, rank), None
+    return (table.column("query").chunks, table.column("docid").chunks, value, rank), None
 
 
-def _parse_pandas(name, buf, fmt, need_rank):
+def _parse_pandas(name, buf, fmt, need_rank, line0=0):
     import csv
     import io
 
@@ -254,7 +328,7 @@ def _parse_pandas(name, buf, fmt, need_rank):
         return _empty_columns(need_rank)
     # the C parser fills short lines with NaN and its messages count lines differently:
     # check the column counts first (vectorised, cheap next to the parse itself)
-    err = _column_count_error(name, buf, fmt)
+    err = _column_count_error(name, buf, fmt, line0)
     if err is not None:
         raise err
     include = ["query", "docid", fmt.value] + (["rank"] if need_rank else [])
@@ -266,7 +340,7 @@ def _parse_pandas(name, buf, fmt, need_rank):
             encoding="utf-8",
         )
     except (ValueError, UnicodeDecodeError) as exc:
-        _diagnose(name, buf, fmt, need_rank, exc)
+        _diagnose(name, buf, fmt, need_rank, exc, line0)
     values = pd.to_numeric(df[fmt.value], errors="coerce").to_numpy(dtype=np.float64)
     if np.isnan(values).any():
         raw = df[fmt.value].to_numpy()
@@ -274,13 +348,13 @@ def _parse_pandas(name, buf, fmt, need_rank):
             try:
                 float(raw[i])
             except ValueError:
-                _diagnose(name, buf, fmt, need_rank, ValueError("non-numeric value"))
+                _diagnose(name, buf, fmt, need_rank, ValueError("non-numeric value"), line0)
     rank = None
     if need_rank:
         try:
             rank = df["rank"].astype(np.int64).to_numpy()
         except (ValueError, OverflowError) as exc:
-            _diagnose(name, buf, fmt, need_rank, ValueError(f"conversion to int64 failed: {exc}"))
+            _diagnose(name, buf, fmt, need_rank, ValueError(f"conversion to int64 failed: {exc}"), line0)
     return df["query"].to_numpy(), df["docid"].to_numpy(), values, rank
 
 

@@ -14,10 +14,15 @@ from rankereval.io._result import TrecFormatError
 # files above this size show a progress bar (when stderr is a terminal)
 _PROGRESS_MIN_BYTES = 32 << 20
 
-# bytes per read of a file, and per block of the pyarrow parser and of the line scan that
-# locates a bad line: large enough to amortise per-call overhead, small enough that the
-# working set of a block stays well inside memory of any machine that runs the reader
+# bytes per block of the pyarrow parser and of the line scan that locates a bad line: large
+# enough to amortise per-call overhead, small enough that the working set of a block stays
+# well inside memory of any machine that runs the reader
 _BLOCK_BYTES = 16 << 20
+
+# bytes per read of a file: the readers parse a file in blocks of this size (cut at line
+# ends), so that only one block of text and its columns are in memory at a time besides the
+# compact columns kept (about 20 bytes a line)
+_READ_BYTES = 64 << 20
 
 # Which parser reads the files: "auto" (pyarrow when installed, else pandas), or one forced
 # with _forced_parser (tests run both). A context variable, not a module switch: local to
@@ -106,8 +111,13 @@ def _want_progress(progress, size):
         return False
 
 
-def _load(src, progress):
-    """The whole content of ``src`` (path or file object), gunzipped, as bytes."""
+def _blocks(src, progress):
+    """The content of ``src`` (path or file object), gunzipped, as bytes blocks of about
+    ``_READ_BYTES`` that each end at a line end (the last one: where the content ends).
+
+    A file is read block by block, so that a reader holds one block of text at a time, never
+    the whole file; a file object (e.g. standard input) is read whole, as one block.
+    """
     name = _source_name(src)
     if hasattr(src, "read"):
         data = src.read()
@@ -118,11 +128,11 @@ def _load(src, progress):
                 data = gzip.decompress(data)
             except (OSError, EOFError, zlib.error) as exc:
                 raise TrecFormatError(name, None, f"not a valid gzip stream ({exc})") from None
-        return data
+        yield data
+        return
     if not isinstance(src, (str, bytes, os.PathLike)):
         raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
-    # unbuffered: read() then makes the file's bytes object in one piece (through a buffered
-    # reader, the bytes it had buffered were joined to the rest: a second copy of the file)
+    # unbuffered: each read() makes its bytes object in one piece, with no copy in between
     with open(src, "rb", buffering=0) as raw:
         size = os.fstat(raw.fileno()).st_size
         magic = raw.read(2)
@@ -138,19 +148,30 @@ def _load(src, progress):
             except ImportError:
                 bar = None
         try:
-            if bar is None and stream is raw:
-                return raw.read()
-            chunks, done = [], 0
+            # one buffer, reused: each block is a view of it, valid until the next is asked
+            # for (a fresh 64 MB object per block would cost a page fault per 4 kB each time)
+            buf = bytearray(_READ_BYTES)
+            held, done = 0, 0  # bytes at the start of buf carried over from the last read
             while True:
-                chunk = stream.read(_BLOCK_BYTES)
-                if not chunk:
-                    break
-                chunks.append(chunk)
+                if held == len(buf):  # a line longer than the buffer: a larger one
+                    buf = buf + bytes(len(buf))
+                got = _read_into(stream, memoryview(buf)[held:])
                 if bar is not None:
                     pos = raw.tell()
                     bar.update(pos - done)
                     done = pos
-            return b"".join(chunks)
+                n = held + got
+                if got == 0:
+                    if held:
+                        yield memoryview(buf)[:held]
+                    break
+                end = buf.rfind(b"\n", held, n) + 1
+                if end == 0:  # no line end in what was read: keep reading
+                    held = n
+                    continue
+                yield memoryview(buf)[:end]
+                held = n - end
+                buf[:held] = buf[end:n]
         except (OSError, EOFError, zlib.error) as exc:
             if stream is raw:
                 raise
@@ -160,9 +181,21 @@ def _load(src, progress):
                 bar.close()
 
 
-def _light_normalise(buf):
-    """No byte order mark, ``\n`` line ends, other whitespace as spaces (single-byte scans)."""
-    if buf.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte order mark
+def _read_into(stream, view):
+    """Fill ``view`` from ``stream``; the number of bytes read, short only at its end."""
+    got, n = 0, len(view)
+    while got < n:
+        k = stream.readinto(view[got:])
+        if not k:
+            break
+        got += k
+    return got
+
+
+def _light_normalise(buf, start=True):
+    """No byte order mark (if ``buf`` starts the file), ``\n`` line ends, other whitespace as
+    spaces (single-byte scans)."""
+    if start and buf.startswith(b"\xef\xbb\xbf"):  # UTF-8 byte order mark
         buf = buf[3:]
     if b"\r" in buf:
         buf = buf.replace(b"\r\n", b"\n")

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 
 from rankereval._validation import check_k
-from rankereval.io._assemble import _Side, _assemble, _factorize, _factorize_runs, _r, _union_ids
+from rankereval.io._assemble import _Side, _assemble, _r, _union_ids
 from rankereval.io._parse import _QRELS, _RUN, _parse
 from rankereval.io._source import _arrow_memory, _pandas
 
@@ -115,10 +115,10 @@ def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra,
     pq = _parse(qrels, _QRELS, progress)
     pr = _parse(run, _RUN, progress, need_rank=order_by == "rank")
 
-    q_l, uq_l = _factorize_runs(pq.q)
-    q_r, uq_r = _factorize_runs(pr.q)
-    d_l, ud_l = _factorize(pq.d)
-    d_r, ud_r = _factorize(pr.d)
+    q_l, uq_l = pq.q.factorize()
+    q_r, uq_r = pr.q.factorize()
+    d_l, ud_l = pq.d.factorize()
+    d_r, ud_r = pr.d.factorize()
     query_ids, ml, mr = _union_ids(uq_l, uq_r)
     doc_ids, dl, dr = _union_ids(ud_l, ud_r)
     query_ids = query_ids.rename("query")
