@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../_lookup.h" /* re_prefetch (a no-op where the compiler has no prefetch builtin) */
+
 struct re_scan_t {
     int64_t n_newlines;  /* '\n' bytes */
     int64_t n_empty;     /* lines without a byte (a '\n' at the start or after a '\n') */
@@ -191,7 +193,7 @@ static inline int64_t re_encode_ids(re_slot* table, int bits, const uint64_t* id
     const size_t ahead = 16;
     for (size_t i = 0; i < n; i++) {
         if (i + ahead < n) {
-            __builtin_prefetch(&table[(ids[i + ahead] * 0x9E3779B97F4A7C15ull) >> shift]);
+            re_prefetch(&table[(ids[i + ahead] * 0x9E3779B97F4A7C15ull) >> shift], sizeof(re_slot));
         }
         uint64_t key = ids[i];
         size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift);
