@@ -543,6 +543,37 @@ RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t
         }
     }
 }
+/* The keys (inverted order-preserving keys of the scores) and the words (key above id) of
+ * the winners buf[0:n], with the smallest and largest key: for float32 scores and int32 ids,
+ * 8 entries at a time (returns false for the other types: a scalar loop). */
+template <typename T, typename ID>
+static inline bool re_words_avx512(const re_entry<T, ID>*, Py_ssize_t, uint32_t*, uint64_t*, uint32_t*, uint32_t*) {
+    return false;
+}
+RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
+                                             uint64_t* words, uint32_t* lo, uint32_t* hi) {
+    __m512i vlo = _mm512_set1_epi64(-1), vhi = _mm512_setzero_si512();
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        const __mmask8 m = (__mmask8) (n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
+        const __m512i e = _mm512_maskz_loadu_epi64(m, buf + i); /* 32-bit lanes: value, id, value, id, ... */
+        /* in the value lanes: -0.0 made +0.0 (they tie), then the inverted key of re_score<float>:
+         * ~(b ^ (sign ? 0xffffffff : 0x80000000)) = b ^ (sign ? 0 : 0x7fffffff) */
+        const __m512 f = _mm512_castsi512_ps(e);
+        const __m512i b = _mm512_castps_si512(_mm512_mask_add_ps(f, (__mmask16) 0x5555, f, _mm512_setzero_ps()));
+        const __m512i c = _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+        /* key in the high half of each 64-bit lane, id in the low */
+        const __m512i w = _mm512_shuffle_epi32(_mm512_mask_blend_epi32((__mmask16) 0x5555, e, c), _MM_PERM_CDAB);
+        _mm512_mask_storeu_epi64(words + i, m, w);
+        const __m512i kk = _mm512_srli_epi64(w, 32);
+        _mm512_mask_cvtepi64_storeu_epi32(key + i, m, kk);
+        vlo = _mm512_mask_min_epu64(vlo, m, vlo, kk);
+        vhi = _mm512_mask_max_epu64(vhi, m, vhi, kk);
+    }
+    *lo = (uint32_t) _mm512_reduce_min_epu64(vlo);
+    *hi = (uint32_t) _mm512_reduce_max_epu64(vhi);
+    return true;
+}
+
 /* The words src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i]) sorted
  * into dst (room for n + 16), when their keys spread evenly enough: a counting pass puts
  * them in about n buckets of equal key ranges, and odd-even transposition rounds over the
@@ -807,13 +838,14 @@ struct re_topk {
 #if RE_TOPK_AVX2
         if (re_cpu_has_avx512()) { /* the words, distinct: sorted by re_bucket_sort_avx512 */
             uint32_t lo = 0xffffffffu, hi = 0;
-            for (Py_ssize_t i = 0; i < n; ++i) {
-                const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
-                key[i] = c;
-                other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
+            if (!re_words_avx512(buf, n, key, other, &lo, &hi))
+                for (Py_ssize_t i = 0; i < n; ++i) {
+                    const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
+                    key[i] = c;
+                    other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+                    lo = c < lo ? c : lo;
+                    hi = c > hi ? c : hi;
+                }
             const Py_ssize_t len = n < k ? n : k;
             const uint64_t* sorted_words = words;
             if (!re_bucket_sort_avx512(other, key, n, lo, hi, words, ra)) {
