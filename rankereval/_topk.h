@@ -598,13 +598,23 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t*
         if ((i & 15) == 0) ra.step();
         ++count[(key[i] - lo) >> shift];
     }
-    uint32_t pos = 0, most = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
-        const uint32_t c = count[b];
-        count[b] = pos;
-        pos += c;
-        most = c > most ? c : most;
+    /* the counts become the buckets' starts (an exclusive prefix sum, 16 counts a vector:
+     * shifted copies added, then the carry of the vectors before); most: the fullest bucket */
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i carry = _mm512_setzero_si512(), vmost = _mm512_setzero_si512();
+    for (uint32_t b = 0; b < nb; b += 16) {
+        const __mmask16 in = (__mmask16) (nb - b >= 16 ? 0xffff : (1u << (nb - b)) - 1);
+        const __m512i c = _mm512_maskz_loadu_epi32(in, count + b);
+        vmost = _mm512_max_epu32(vmost, c);
+        __m512i v = c;
+        for (int d = 1; d < 16; d <<= 1) /* lane i += lane i - d */
+            v = _mm512_add_epi32(v, _mm512_maskz_permutexvar_epi32((__mmask16) (0xffffu << d),
+                                                                   _mm512_sub_epi32(lane, _mm512_set1_epi32(d)), v));
+        v = _mm512_add_epi32(v, carry); /* inclusive sums */
+        _mm512_mask_storeu_epi32(count + b, in, _mm512_sub_epi32(v, c));
+        carry = _mm512_permutexvar_epi32(_mm512_set1_epi32(15), v);
     }
+    const uint32_t most = _mm512_reduce_max_epu32(vmost);
     if (most > MAX_ROUNDS) return false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & 15) == 0) ra.step();
@@ -1114,45 +1124,82 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     re_compress_finish(row, m, j, st, w, x, bad);
 }
 
+/* Interleave values and ids (scan_compress_avx512's separate arrays) into buffer entries, and
+ * back: 16 at a time (up to 15 entries past n are written; the buffers have room). */
+RE_AVX512 static void re_entries_from_avx512(const float* vals, const int32_t* ids, Py_ssize_t n,
+                                            re_entry<float, int32_t>* out) {
+    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (Py_ssize_t i = 0; i < n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(vals + i);
+        const __m512 d = _mm512_castsi512_ps(_mm512_loadu_si512((const void*) (ids + i)));
+        _mm512_storeu_ps((float*) (out + i), _mm512_permutex2var_ps(v, pairs_lo, d));
+        _mm512_storeu_ps((float*) (out + i + 8), _mm512_permutex2var_ps(v, pairs_hi, d));
+    }
+}
+
+static inline void re_entries_to(const re_entry<float, int32_t>* in, Py_ssize_t n, float* vals, int32_t* ids) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        vals[i] = in[i].v;
+        ids[i] = in[i].id;
+    }
+}
+
 /* The same with AVX-512 (16 scores at a time): the compress is one instruction
- * (vcompressps) and the comparisons give masks directly. */
+ * (vcompressps), the comparisons give masks directly, and the passing values and their ids
+ * go to two arrays (the values region of the scratch), made buffer entries at the end or
+ * before a compaction: interleaving them here took two more instructions on the port
+ * that the compress and the comparisons already saturate. */
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    /* (value, id) pairs of lanes 0-7 and of lanes 8-15 */
-    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    re_entry<float, int32_t>* const out = st.buf;
+    float* const vals = (float*) (st.base + (size_t) st.cap * 32); /* cap + 16 values */
+    int32_t* const ids = (int32_t*) (st.base + (size_t) st.cap * 40); /* cap + 16 ids */
     const int64_t* x = st.x;
     __m512 vt = _mm512_set1_ps(st.t);
     Py_ssize_t w = st.n;
+    re_entries_to(st.buf, w, vals, ids);
     int64_t bad = 0;
     Py_ssize_t j = 0;
     re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
         ra.step(); /* half the pace this row is read: the rest during the sort */
-        bool new_t;
+        if (w > st.cap - RE_TOPK_BLOCK) { /* the block could fill the buffer: compaction */
+            re_entries_from_avx512(vals, ids, w, st.buf);
+            st.n = w;
+            st.compact();
+            w = st.n;
+            re_entries_to(st.buf, w, vals, ids);
+            vt = _mm512_set1_ps(st.t);
+        }
+        bool new_t; /* false: w has room for the block */
         const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
-        if (new_t) vt = _mm512_set1_ps(st.t);
+        const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
+        /* NaN or infinite scores in the block (their magnitude's bits at least infinity's,
+         * tested on the larger of the two halves: one comparison a block): rare, and then
+         * the comparisons that leave them out and count them */
+        const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
+                                             _mm512_castps_si512(_mm512_abs_ps(v2[1])));
+        const bool block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
         for (int h = 0; h < 2; ++h) {
-            const __m512 v = _mm512_loadu_ps(row + j + 16 * h);
+            const __m512 v = v2[h];
             const __mmask16 candidate = (__mmask16) ~(excluded >> (16 * h));
-            const __mmask16 keep =
-                _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ), v, inf, _CMP_LT_OQ);
-            const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
-            bad += __builtin_popcount((unsigned) is_bad);
-            const __m512 vals = _mm512_maskz_compress_ps(keep, v);
-            const __m512 ids = _mm512_castsi512_ps(
-                _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
-            _mm512_storeu_ps((float*) (out + w), _mm512_permutex2var_ps(vals, pairs_lo, ids));
-            _mm512_storeu_ps((float*) (out + w + 8), _mm512_permutex2var_ps(vals, pairs_hi, ids));
+            __mmask16 keep = _mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ); /* t is finite */
+            if (block_bad) {
+                keep = _mm512_mask_cmp_ps_mask(keep, v, inf, _CMP_LT_OQ);
+                const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
+                bad += __builtin_popcount((unsigned) is_bad);
+            }
+            _mm512_storeu_ps(vals + w, _mm512_maskz_compress_ps(keep, v));
+            _mm512_storeu_si512((void*) (ids + w), _mm512_maskz_compress_epi32(
+                                                        keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
             w += __builtin_popcount((unsigned) keep);
         }
     }
+    re_entries_from_avx512(vals, ids, w, st.buf);
     st.ra = ra;
     re_compress_finish(row, m, j, st, w, x, bad);
 }
-
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
  * threshold with many scores above it, a buffer with room for a block past its compaction
