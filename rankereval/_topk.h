@@ -642,6 +642,42 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t*
     return true;
 }
 
+/* The sample's keys (re_sample_threshold) with AVX-512, for float32 rows: RE_TOPK_SAMPLE_RUN
+ * (32) scores a chunk as two vectors, NaN and infinite scores with key 0 (and not counted
+ * in n_ok), and the smallest and largest key. Returns false for the other types. */
+template <typename T>
+static inline bool re_sample_keys_avx512(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*,
+                                         uint32_t*, re_readahead&) {
+    return false;
+}
+RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+                                                    Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra) {
+    const __m512i inf = _mm512_set1_epi32(0x7f800000), magnitude = _mm512_set1_epi32(0x7fffffff);
+    const __m512i sign = _mm512_set1_epi32((int) 0x80000000u);
+    __m512i vlo = _mm512_set1_epi32(-1), vhi = _mm512_setzero_si512();
+    int ok = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const float* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 f = _mm512_add_ps(_mm512_loadu_ps(p + 16 * h), _mm512_setzero_ps()); /* -0.0: +0.0 */
+            const __m512i b = _mm512_castps_si512(f);
+            const __mmask16 good = _mm512_cmplt_epu32_mask(_mm512_and_si512(b, magnitude), inf);
+            /* re_score<float>::ukey: negative, all bits flipped; else the sign bit set */
+            const __m512i u = _mm512_xor_si512(b, _mm512_or_si512(_mm512_srai_epi32(b, 31), sign));
+            const __m512i kk = _mm512_maskz_mov_epi32(good, u);
+            _mm512_storeu_si512((void*) (key + 32 * c + 16 * h), kk);
+            vlo = _mm512_min_epu32(vlo, kk);
+            vhi = _mm512_max_epu32(vhi, kk);
+            ok += __builtin_popcount((unsigned) good);
+        }
+    }
+    *n_ok = ok;
+    *lo = _mm512_reduce_min_epu32(vlo);
+    *hi = _mm512_reduce_max_epu32(vhi);
+    return true;
+}
+
 /* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
  * keys at once (16 compared a vector, without the histogram, whose increments of a few
  * popular counters form chains through memory): the largest key with at least r of the
@@ -1277,6 +1313,11 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
      * vectorises); n_ok counts the finite ones */
     const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
     Py_ssize_t n_ok = 0;
+    uint32_t lo = 0xffffffffu, hi = 0;
+#if RE_TOPK_AVX2
+    if (!(re_cpu_has_avx512() && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra)))
+#endif
+    {
     for (Py_ssize_t c = 0; c < chunks; ++c) {
         ra.steps(6);
         const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
@@ -1289,10 +1330,10 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
         }
         n_ok += ok;
     }
-    uint32_t lo = 0xffffffffu, hi = 0;
     for (Py_ssize_t i = 0; i < ns; ++i) {
         lo = key[i] < lo ? key[i] : lo;
         hi = key[i] > hi ? key[i] : hi;
+    }
     }
     const double mu = (double) n_ok * (double) k / (double) m;
     const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
