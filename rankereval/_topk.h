@@ -574,17 +574,19 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
     return true;
 }
 
-/* The words src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i]) sorted
- * into dst (room for n + 16), when their keys spread evenly enough: a counting pass puts
+/* The first len of the words src[0:n] (distinct; key[i], between lo and hi, is the top half
+ * of src[i], and is overwritten) sorted into dst[0:len] (the others after them; dst has room
+ * for n + 16), when their keys spread evenly enough: a counting pass puts
  * them in about n buckets of equal key ranges, and odd-even transposition rounds over the
  * whole array (8 words a vector: each pair of neighbours compared and ordered, the pairs
  * starting at even, then at odd positions) then sort every bucket at once: the comparisons
  * across two buckets never swap, and L rounds sort L words. As many rounds as the fullest
- * bucket has words, fewer when two in a row swap nothing. Returns false, having sorted
+ * bucket has words, fewer when two in a row swap nothing; and only as far as the bucket
+ * that holds position len - 1 (dst[0:len] is what is asked for). Returns false, having sorted
  * nothing, when a bucket holds more than MAX_ROUNDS words (keys bunched together: then
  * re_sort_words_avx512). No branch depends on a word. */
-RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t* key, Py_ssize_t n, uint32_t lo,
-                                            uint32_t hi, uint64_t* dst, re_readahead& ra) {
+RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
     enum { MAX_ROUNDS = 12, MAX_BUCKET_BITS = 12 };
     int nb_bits = re_bit_width((uint32_t) n);
     if (n >= ((Py_ssize_t) 1 << MAX_BUCKET_BITS)) return false;
@@ -596,7 +598,9 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t*
     std::memset(count, 0, sizeof(uint32_t) * nb);
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & 15) == 0) ra.step();
-        ++count[(key[i] - lo) >> shift];
+        const uint32_t b = (key[i] - lo) >> shift;
+        key[i] = b; /* the key becomes its bucket */
+        ++count[b];
     }
     /* the counts become the buckets' starts (an exclusive prefix sum, 16 counts a vector:
      * shifted copies added, then the carry of the vectors before); most: the fullest bucket */
@@ -616,9 +620,13 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t*
     }
     const uint32_t most = _mm512_reduce_max_epu32(vmost);
     if (most > MAX_ROUNDS) return false;
+    /* only the buckets that hold one of the first len positions need their rounds: up to
+     * the first bucket that starts at len or later */
+    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
+    const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & 15) == 0) ra.step();
-        dst[count[(key[i] - lo) >> shift]++] = src[i];
+        dst[count[key[i]]++] = src[i];
     }
     const __m512i top = _mm512_set1_epi64(-1);
     _mm512_storeu_si512((void*) (dst + n), top); /* the last vectors' missing words: the largest */
@@ -627,7 +635,7 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, const uint32_t*
     bool clean_before = false;
     for (uint32_t round = 0; round < most; ++round) {
         __mmask8 swapped = 0;
-        for (Py_ssize_t j = round & 1; j < n; j += 8) {
+        for (Py_ssize_t j = round & 1; j < limit; j += 8) {
             if (j & 8) ra.step();
             const __m512i v = _mm512_loadu_si512((const void*) (dst + j));
             const __m512i p = _mm512_permutexvar_epi64(partner, v);
@@ -894,7 +902,7 @@ struct re_topk {
                 }
             const Py_ssize_t len = n < k ? n : k;
             const uint64_t* sorted_words = words;
-            if (!re_bucket_sort_avx512(other, key, n, lo, hi, words, ra)) {
+            if (!re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)) {
                 re_sort_words_avx512(other, n, len, words, ra);
                 sorted_words = other;
             }
