@@ -12,8 +12,9 @@
  *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
  *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
  *   dense row (k >= 32) starts instead from a threshold estimated on a sample of the row
- *   (re_sample_threshold: a histogram and a bisection, no branch per sampled score), with a
- *   second pass in the rare case that fewer than k scores pass it.
+ *   (re_sample_threshold: a bisection on the sampled keys, after a histogram without
+ *   AVX-512; no branch per sampled score), with a second pass in the rare case that fewer
+ *   than k scores pass it.
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
@@ -26,24 +27,28 @@
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask.
- * - At the end the winners, still in id order, are sorted by descending score with a
- *   stable sort (insertion sort when short, else an LSD radix sort on an order-preserving
- *   unsigned key of the score: as 64-bit words of key and id, on only the bits where the
- *   keys differ, for keys and ids of up to 32 bits), which keeps ties in ascending id, and
- *   the first k kept. Meanwhile the thread's next row is prefetched (re_topk_dense's
- *   `next`): the sort reads no memory, and the next row's sample and scan find it cached.
+ * - At the end the winners are sorted by descending score, ties in ascending id, and the
+ *   first k kept: short lists by insertion sort; for keys and ids of up to 32 bits, as
+ *   64-bit words of an order-preserving key (inverted) above the id, which are distinct, so
+ *   that any sort of the words gives the rule's order. With AVX-512, buckets of equal key
+ *   ranges and odd-even transposition rounds (re_bucket_sort_avx512), or a vectorised
+ *   quicksort when the keys bunch (re_sort_words_avx512); otherwise an LSD radix sort on
+ *   the key bits that differ (re_topk::write_packed). Wider types: a stable LSD radix sort
+ *   of the entries.
+ * - All along, the thread's next row is requested a cache line at a time (re_readahead,
+ *   re_topk_dense's `next`), interleaved with the work on this row: the memory of the next
+ *   row and the computing of this one overlap, which a loop of prefetches after the scan
+ *   did not achieve.
  *
- * Measured with callgrind (AVX2: valgrind has no AVX-512) on 200 rows of 20 000 standard
- * normal float32 scores, one thread, instructions and mispredicted branches (valgrind's
- * branch simulation) per row: k = 10 32 k and 460, k = 100 68 k and 600, k = 1000 217 k and
- * 110 (before the histogram sample, the compress scan and the word sort: k = 100 67 k and
- * 1 170, k = 1000 202 k and 1 620: about 1 445 scores passed the sampled threshold, about
- * 1 320 now). At k = 1000 the time a row is now about half sort (3 passes of 9 bits over
- * about 1 320 words), a quarter scan, an eighth sample (harness with the row in cache:
- * 17-20 us a row with AVX-512, 20-24 us with AVX2, 30-37 us before; k = 10: 3.3 us).
+ * Time a row (20 000 standard normal float32 scores, k = 1000, 50 exclusions; one thread,
+ * rows in L2, this project's benchmark machine with AVX-512): about 1.3 us sample, 4.5 us
+ * scan, 6 us sort of the ~1 330 winners (20 us before the bucket sort, the AVX-512 sample
+ * keys and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB
+ * matrix (benchmarks/bench_topk.py) k = 1000 took 1.4x the time of k = 10, 1.8x before.
  *
- * Scratch per thread: 2 cap entries + 2 cap scores (the word sort reuses them for two arrays
- * of cap words and cap keys) + the sample's keys (cap <= the row length).
+ * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
+ * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys
+ * (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
