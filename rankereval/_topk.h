@@ -579,27 +579,35 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
     return true;
 }
 
-/* The first len of the words src[0:n] (distinct; key[i], between lo and hi, is the top half
- * of src[i], and is overwritten) sorted into dst[0:len] (the others after them; dst has room
- * for n + 16), when their keys spread evenly enough: a counting pass puts
- * them in about n buckets of equal key ranges, and odd-even transposition rounds over the
- * whole array (8 words a vector: each pair of neighbours compared and ordered, the pairs
- * starting at even, then at odd positions) then sort every bucket at once: the comparisons
- * across two buckets never swap, and L rounds sort L words. As many rounds as the fullest
- * bucket has words, fewer when two in a row swap nothing; and only as far as the bucket
- * that holds position len - 1 (dst[0:len] is what is asked for). Returns false, having sorted
- * nothing, when a bucket holds more than MAX_ROUNDS words (keys bunched together: then
- * re_sort_words_avx512). No branch depends on a word. */
-RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
-                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
-    enum { MAX_ROUNDS = 12, MAX_BUCKET_BITS = 12 };
+/* The bucket sort of the winners' words (re_bucket_sort_avx512/_avx2): the first len of the
+ * words src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i], and is
+ * overwritten) sorted into dst[0:len] (the others after them; dst has room for n + 16), when
+ * their keys spread evenly enough: a counting pass puts them in about n buckets of equal
+ * key ranges, and odd-even transposition rounds over the array (a vector of words at a
+ * time: each pair of neighbours compared and ordered, the pairs starting at even, then at
+ * odd positions) then sort every bucket at once: the comparisons across two buckets never
+ * swap, and L rounds sort L words. As many rounds as the fullest bucket has words, fewer
+ * when two in a row swap nothing; and only as far as the bucket that holds position
+ * len - 1. Returns false, having sorted nothing, when a bucket holds more than
+ * RE_BUCKET_ROUNDS words (keys bunched together: then re_sort_words_avx512, or the radix
+ * sort). No branch depends on a word. The radix sort spends about 7 ns a word on the
+ * 1 330 winners of k = 1000 (four passes of scattered stores), this about 4 (AVX-512).
+ *
+ * re_bucket_count: the buckets' sizes into count (the keys become their buckets); returns
+ * the number of buckets, or 0 when there are too many words. re_bucket_place: count holds
+ * the buckets' starts (re_bucket_starts, or its AVX-512 version); the words go to dst, the
+ * padding after them is the largest word, and the end of the bucket holding position
+ * len - 1 is returned. */
+enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_BITS = 12 };
+
+static inline uint32_t re_bucket_count(uint32_t* key, Py_ssize_t n, uint32_t lo, uint32_t hi, uint32_t* count,
+                                       re_readahead& ra) {
+    if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return 0;
     int nb_bits = re_bit_width((uint32_t) n);
-    if (n >= ((Py_ssize_t) 1 << MAX_BUCKET_BITS)) return false;
     const int bits = re_bit_width(hi - lo);
     if (nb_bits > bits) nb_bits = bits;
     const int shift = bits - nb_bits;
     const uint32_t nb = ((hi - lo) >> shift) + 1;
-    uint32_t count[1 << MAX_BUCKET_BITS];
     std::memset(count, 0, sizeof(uint32_t) * nb);
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & 15) == 0) ra.step();
@@ -607,8 +615,40 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
         key[i] = b; /* the key becomes its bucket */
         ++count[b];
     }
-    /* the counts become the buckets' starts (an exclusive prefix sum, 16 counts a vector:
-     * shifted copies added, then the carry of the vectors before); most: the fullest bucket */
+    return nb;
+}
+
+/* the sizes count[0:nb] become the buckets' starts; returns the largest size */
+static inline uint32_t re_bucket_starts(uint32_t* count, uint32_t nb) {
+    uint32_t pos = 0, most = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+        const uint32_t c = count[b];
+        count[b] = pos;
+        pos += c;
+        most = c > most ? c : most;
+    }
+    return most;
+}
+
+static inline Py_ssize_t re_bucket_place(const uint64_t* src, const uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                         uint32_t* count, uint32_t nb, uint64_t* dst, re_readahead& ra) {
+    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
+    const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if ((i & 15) == 0) ra.step();
+        dst[count[key[i]]++] = src[i];
+    }
+    for (int i = 0; i < 16; ++i) dst[n + i] = ~(uint64_t) 0;
+    return limit;
+}
+
+RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+    uint32_t count[1 << RE_BUCKET_BITS];
+    const uint32_t nb = re_bucket_count(key, n, lo, hi, count, ra);
+    if (!nb) return false;
+    /* the buckets' starts: an exclusive prefix sum, 16 counts a vector (shifted copies
+     * added, then the carry of the vectors before) */
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m512i carry = _mm512_setzero_si512(), vmost = _mm512_setzero_si512();
     for (uint32_t b = 0; b < nb; b += 16) {
@@ -623,19 +663,9 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
         _mm512_mask_storeu_epi32(count + b, in, _mm512_sub_epi32(v, c));
         carry = _mm512_permutexvar_epi32(_mm512_set1_epi32(15), v);
     }
+    if (_mm512_reduce_max_epu32(vmost) > RE_BUCKET_ROUNDS) return false;
+    const Py_ssize_t limit = re_bucket_place(src, key, n, len, count, nb, dst, ra);
     const uint32_t most = _mm512_reduce_max_epu32(vmost);
-    if (most > MAX_ROUNDS) return false;
-    /* only the buckets that hold one of the first len positions need their rounds: up to
-     * the first bucket that starts at len or later */
-    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
-    const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        if ((i & 15) == 0) ra.step();
-        dst[count[key[i]]++] = src[i];
-    }
-    const __m512i top = _mm512_set1_epi64(-1);
-    _mm512_storeu_si512((void*) (dst + n), top); /* the last vectors' missing words: the largest */
-    _mm512_storeu_si512((void*) (dst + n + 8), top);
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
     bool clean_before = false;
     for (uint32_t round = 0; round < most; ++round) {
@@ -650,6 +680,37 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
         }
         const bool clean = swapped == 0;
         if (clean && clean_before) break; /* every neighbouring pair in order */
+        clean_before = clean;
+    }
+    return true;
+}
+
+/* The same with AVX2: 4 words a vector (unsigned 64-bit order: signed comparison of the
+ * words with their top bit flipped), the buckets' starts by a scalar loop. */
+RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                        uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+    uint32_t count[1 << RE_BUCKET_BITS];
+    const uint32_t nb = re_bucket_count(key, n, lo, hi, count, ra);
+    if (!nb) return false;
+    const uint32_t most = re_bucket_starts(count, nb);
+    if (most > RE_BUCKET_ROUNDS) return false;
+    const Py_ssize_t limit = re_bucket_place(src, key, n, len, count, nb, dst, ra);
+    const __m256i flip = _mm256_set1_epi64x((long long) 0x8000000000000000ull);
+    bool clean_before = false;
+    for (uint32_t round = 0; round < most; ++round) {
+        int swapped = 0;
+        for (Py_ssize_t j = round & 1; j < limit; j += 4) {
+            if (j & 8) ra.step();
+            const __m256i v = _mm256_loadu_si256((const __m256i*) (dst + j));
+            const __m256i p = _mm256_permute4x64_epi64(v, 0xb1); /* neighbours swapped: 1 0 3 2 */
+            const __m256i v_gt = _mm256_cmpgt_epi64(_mm256_xor_si256(v, flip), _mm256_xor_si256(p, flip));
+            const __m256i mn = _mm256_blendv_epi8(v, p, v_gt), mx = _mm256_blendv_epi8(p, v, v_gt);
+            const __m256i s = _mm256_blend_epi32(mn, mx, 0xcc); /* words 1 and 3 keep the larger */
+            swapped |= ~_mm256_movemask_epi8(_mm256_cmpeq_epi64(s, v));
+            _mm256_storeu_si256((__m256i*) (dst + j), s);
+        }
+        const bool clean = swapped == 0;
+        if (clean && clean_before) break;
         clean_before = clean;
     }
     return true;
@@ -712,6 +773,35 @@ RE_AVX512 static uint32_t re_sample_kth_avx512(const uint32_t* key, Py_ssize_t n
                 (unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i + 16)), vc));
         }
         answer = (Py_ssize_t) (n0 + n1) >= r ? c : answer;
+    }
+    return answer;
+}
+
+/* The same with AVX2, 8 keys a vector: the keys with their top bit flipped (into flipped,
+ * ns keys) compare as signed integers, and key >= c when key > c - 1 (c >= 1); the counts
+ * add up per lane. */
+RE_AVX2 static uint32_t re_sample_kth_avx2(const uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
+                                           uint32_t* flipped) {
+    const __m256i flip = _mm256_set1_epi32((int) 0x80000000u);
+    for (Py_ssize_t i = 0; i < ns; i += 8)
+        _mm256_storeu_si256((__m256i*) (flipped + i),
+                            _mm256_xor_si256(_mm256_loadu_si256((const __m256i*) (key + i)), flip));
+    const int top = re_bit_width(lo ^ hi) - 1;
+    uint32_t answer = top >= 31 ? 0 : hi & ~((2u << top) - 1);
+    const int low = top > 21 ? top - 21 : 0;
+    for (int bit = top; bit >= low; --bit) {
+        const uint32_t c = answer | (1u << bit);
+        const __m256i below = _mm256_set1_epi32((int) ((c - 1) ^ 0x80000000u));
+        __m256i n0 = _mm256_setzero_si256(), n1 = _mm256_setzero_si256();
+        for (Py_ssize_t i = 0; i < ns; i += 16) { /* a comparison is -1 where true */
+            n0 = _mm256_sub_epi32(n0, _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i*) (flipped + i)), below));
+            n1 = _mm256_sub_epi32(n1, _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i*) (flipped + i + 8)), below));
+        }
+        uint32_t lanes[8];
+        _mm256_storeu_si256((__m256i*) lanes, _mm256_add_epi32(n0, n1));
+        Py_ssize_t n = 0;
+        for (int l = 0; l < 8; ++l) n += lanes[l];
+        answer = n >= r ? c : answer;
     }
     return answer;
 }
@@ -895,9 +985,10 @@ struct re_topk {
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
         uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
 #if RE_TOPK_AVX2
-        if (re_cpu_has_avx512()) { /* the words, distinct: sorted by re_bucket_sort_avx512 */
+        if (re_cpu_has_avx2()) { /* the words, distinct, sorted by buckets (re_bucket_sort_*) */
+            const bool avx512 = re_cpu_has_avx512();
             uint32_t lo = 0xffffffffu, hi = 0;
-            if (!re_words_avx512(buf, n, key, other, &lo, &hi))
+            if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
                 for (Py_ssize_t i = 0; i < n; ++i) {
                     const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
                     key[i] = c;
@@ -907,12 +998,18 @@ struct re_topk {
                 }
             const Py_ssize_t len = n < k ? n : k;
             const uint64_t* sorted_words = words;
-            if (!re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)) {
+            bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
+                               : re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
+            if (!done && avx512) { /* keys bunched together */
                 re_sort_words_avx512(other, n, len, words, ra);
                 sorted_words = other;
+                done = true;
             }
-            for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
-            return len;
+            if (done) {
+                for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
+                return len;
+            }
+            /* bunched keys without AVX-512: the radix sort */
         }
 #endif
         uint32_t lo = 0xffffffffu, hi = 0;
@@ -1086,39 +1183,72 @@ static inline const re_compress_table& re_compress_lanes() {
  * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
  * of re_scan_dense visits the flagged scores of each block one by one, and the end of
  * that loop is a branch mispredicted about once a block when most blocks hold one to a few
- * flagged scores. Here nothing depends on the scores but the rare: each 8 scores are
- * compared with t, and the finite ones above it are moved to the front of the vector (a
- * permutation from re_compress_table) with their ids and stored, interleaved as buffer
- * entries, at the end of the buffer, which then grows by their number (stores past it are
- * overwritten later). A block's exclusions clear its mask first; NaN and infinite scores
- * are never kept and, when a block has any (tested once a block), counted. A compaction,
- * when the buffer might fill, happens between blocks. */
+ * flagged scores. Here nothing depends on the scores but the rare: each 8 (AVX2) or 16
+ * (AVX-512) scores are compared with t, the ones above it are moved to the front of the
+ * vector (AVX2: a permutation from re_compress_table; AVX-512: vcompressps) and so are
+ * their ids, and both are stored at the ends of two arrays (the values and keys region of
+ * the scratch), which then grow by their number (stores past the end are overwritten
+ * later); the arrays become buffer entries at the end, or before a compaction, which
+ * happens between blocks when the buffer might fill. (Interleaving values and ids into
+ * entries in the scan took four more shuffles per 8 scores, on the port that the
+ * comparisons and the compress saturate.) A block's exclusions clear its mask first.
+ * NaN and infinite scores are found once a block (the largest magnitude's bits are at
+ * least infinity's: rare); only in such a block are they left out and counted. */
+static inline void re_compress_to_entries(const float* vals, const int32_t* ids, Py_ssize_t n,
+                                          re_entry<float, int32_t>* out) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        out[i].v = vals[i];
+        out[i].id = ids[i];
+    }
+}
+
+static inline void re_compress_from_entries(const re_entry<float, int32_t>* in, Py_ssize_t n, float* vals,
+                                            int32_t* ids) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        vals[i] = in[i].v;
+        ids[i] = in[i].id;
+    }
+}
+
 /* The start of each block of the compress scans, at row[j:j + 32]: a compaction if the
- * block could fill the buffer (new_t: the threshold changed; w, the buffer's length, is
- * updated), and the block's exclusions as a mask (x moves past them). */
-static inline uint32_t re_compress_block(re_topk<float, int32_t>& st, Py_ssize_t& w, const int64_t*& x,
-                                         Py_ssize_t j, bool& new_t) {
-    new_t = w > st.cap - RE_TOPK_BLOCK;
+ * block could fill the buffer (returns true: the threshold changed; w, the buffer's length,
+ * is updated), and the block's exclusions as a mask (x moves past them). */
+static inline bool re_compress_block(re_topk<float, int32_t>& st, float* vals, int32_t* ids, Py_ssize_t& w,
+                                     const int64_t*& x, Py_ssize_t j, uint32_t& excluded) {
+    const bool new_t = w > st.cap - RE_TOPK_BLOCK;
     if (new_t) {
+        re_compress_to_entries(vals, ids, w, st.buf);
         st.n = w;
         st.compact();
         w = st.n;
+        re_compress_from_entries(st.buf, w, vals, ids);
     }
-    uint32_t excluded = 0;
+    excluded = 0;
     if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
         for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
-    return excluded;
+    return new_t;
 }
 
-/* The end of the compress scans: the state back into st, and the scores after the last
- * whole block, one by one. */
+/* The end of the compress scans: the arrays into buffer entries, the state back into st,
+ * and the scores after the last whole block, one by one. */
 static inline void re_compress_finish(const float* row, Py_ssize_t m, Py_ssize_t j, re_topk<float, int32_t>& st,
-                                      Py_ssize_t w, const int64_t* x, int64_t bad) {
+                                      const float* vals, const int32_t* ids, Py_ssize_t w, const int64_t* x,
+                                      int64_t bad, const re_readahead& ra) {
+    re_compress_to_entries(vals, ids, w, st.buf);
     st.n = w;
     st.x = x;
     st.n_bad += bad;
+    st.ra = ra;
     for (; j < m; ++j)
         if (re_flag(row[j], st.t)) st.offer(row[j], j);
+}
+
+/* The arrays of the compress scans: cap + 16 values and cap + 16 ids */
+static inline float* re_compress_vals(re_topk<float, int32_t>& st) {
+    return (float*) (st.base + (size_t) st.cap * 32);
+}
+static inline int32_t* re_compress_ids(re_topk<float, int32_t>& st) {
+    return (int32_t*) (st.base + (size_t) st.cap * 40);
 }
 
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
@@ -1126,107 +1256,67 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const re_compress_table& table = re_compress_lanes();
     const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_entry<float, int32_t>* const out = st.buf;
+    float* const vals = re_compress_vals(st);
+    int32_t* const ids = re_compress_ids(st);
     const int64_t* x = st.x;
     __m256 vt = _mm256_set1_ps(st.t);
     Py_ssize_t w = st.n;
+    re_compress_from_entries(st.buf, w, vals, ids);
     int64_t bad = 0;
     Py_ssize_t j = 0;
     re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
         ra.step(); /* half the pace this row is read: the rest during the sort */
-        bool new_t;
-        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
-        if (new_t) vt = _mm256_set1_ps(st.t);
+        uint32_t excluded;
+        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm256_set1_ps(st.t);
         __m256 v[4];
-        __m256 any_bad = _mm256_setzero_ps();
         uint32_t keep = 0;
+        __m256i mag = _mm256_setzero_si256();
         for (int q = 0; q < 4; ++q) {
             v[q] = _mm256_loadu_ps(row + j + 8 * q);
-            const __m256 above = _mm256_and_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ), _mm256_cmp_ps(v[q], inf, _CMP_LT_OQ));
-            keep |= (uint32_t) _mm256_movemask_ps(above) << (8 * q);
-            any_bad = _mm256_or_ps(any_bad, _mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ));
+            keep |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ)) << (8 * q); /* t is finite */
+            mag = _mm256_max_epi32(mag, _mm256_castps_si256(_mm256_and_ps(v[q], abs_mask)));
         }
-        keep &= ~excluded;
-        if (_mm256_movemask_ps(any_bad)) {
+        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(mag, below_inf))) { /* NaN or infinite scores */
             uint32_t is_bad = 0;
             for (int q = 0; q < 4; ++q)
                 is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
                           << (8 * q);
+            keep &= ~is_bad;
             bad += __builtin_popcount(is_bad & ~excluded);
         }
+        keep &= ~excluded;
         for (int q = 0; q < 4; ++q) {
             const uint32_t mask = (keep >> (8 * q)) & 0xff;
             const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
-            const __m256 vals = _mm256_permutevar8x32_ps(v[q], perm);
-            const __m256i ids = _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
-                                                 _mm256_set1_epi32((int32_t) (j + 8 * q)));
-            const __m256 lo = _mm256_unpacklo_ps(vals, _mm256_castsi256_ps(ids)); /* v0 i0 v1 i1 | v4 i4 v5 i5 */
-            const __m256 hi = _mm256_unpackhi_ps(vals, _mm256_castsi256_ps(ids)); /* v2 i2 v3 i3 | v6 i6 v7 i7 */
-            _mm256_storeu_ps((float*) (out + w), _mm256_permute2f128_ps(lo, hi, 0x20));
-            _mm256_storeu_ps((float*) (out + w + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
+            _mm256_storeu_ps(vals + w, _mm256_permutevar8x32_ps(v[q], perm));
+            _mm256_storeu_si256((__m256i*) (ids + w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
+                                                                       _mm256_set1_epi32((int32_t) (j + 8 * q))));
             w += __builtin_popcount(mask);
         }
     }
-    st.ra = ra;
-    re_compress_finish(row, m, j, st, w, x, bad);
+    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
 }
 
-/* Interleave values and ids (scan_compress_avx512's separate arrays) into buffer entries, and
- * back: 16 at a time (up to 15 entries past n are written; the buffers have room). */
-RE_AVX512 static void re_entries_from_avx512(const float* vals, const int32_t* ids, Py_ssize_t n,
-                                            re_entry<float, int32_t>* out) {
-    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    for (Py_ssize_t i = 0; i < n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(vals + i);
-        const __m512 d = _mm512_castsi512_ps(_mm512_loadu_si512((const void*) (ids + i)));
-        _mm512_storeu_ps((float*) (out + i), _mm512_permutex2var_ps(v, pairs_lo, d));
-        _mm512_storeu_ps((float*) (out + i + 8), _mm512_permutex2var_ps(v, pairs_hi, d));
-    }
-}
-
-static inline void re_entries_to(const re_entry<float, int32_t>* in, Py_ssize_t n, float* vals, int32_t* ids) {
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        vals[i] = in[i].v;
-        ids[i] = in[i].id;
-    }
-}
-
-/* The same with AVX-512 (16 scores at a time): the compress is one instruction
- * (vcompressps), the comparisons give masks directly, and the passing values and their ids
- * go to two arrays (the values region of the scratch), made buffer entries at the end or
- * before a compaction: interleaving them here took two more instructions on the port
- * that the compress and the comparisons already saturate. */
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    float* const vals = (float*) (st.base + (size_t) st.cap * 32); /* cap + 16 values */
-    int32_t* const ids = (int32_t*) (st.base + (size_t) st.cap * 40); /* cap + 16 ids */
+    float* const vals = re_compress_vals(st);
+    int32_t* const ids = re_compress_ids(st);
     const int64_t* x = st.x;
     __m512 vt = _mm512_set1_ps(st.t);
     Py_ssize_t w = st.n;
-    re_entries_to(st.buf, w, vals, ids);
+    re_compress_from_entries(st.buf, w, vals, ids);
     int64_t bad = 0;
     Py_ssize_t j = 0;
     re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
         ra.step(); /* half the pace this row is read: the rest during the sort */
-        if (w > st.cap - RE_TOPK_BLOCK) { /* the block could fill the buffer: compaction */
-            re_entries_from_avx512(vals, ids, w, st.buf);
-            st.n = w;
-            st.compact();
-            w = st.n;
-            re_entries_to(st.buf, w, vals, ids);
-            vt = _mm512_set1_ps(st.t);
-        }
-        bool new_t; /* false: w has room for the block */
-        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
+        uint32_t excluded;
+        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm512_set1_ps(st.t);
         const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
-        /* NaN or infinite scores in the block (their magnitude's bits at least infinity's,
-         * tested on the larger of the two halves: one comparison a block): rare, and then
-         * the comparisons that leave them out and count them */
         const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
                                              _mm512_castps_si512(_mm512_abs_ps(v2[1])));
         const bool block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
@@ -1245,9 +1335,7 @@ RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re
             w += __builtin_popcount((unsigned) keep);
         }
     }
-    re_entries_from_avx512(vals, ids, w, st.buf);
-    st.ra = ra;
-    re_compress_finish(row, m, j, st, w, x, bad);
+    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
 }
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
@@ -1356,6 +1444,8 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
 #if RE_TOPK_AVX2
     if (top >= 0 && re_cpu_has_avx512()) {
         answer = re_sample_kth_avx512(key, ns, r, lo, hi);
+    } else if (top >= 0 && re_cpu_has_avx2()) {
+        answer = re_sample_kth_avx2(key, ns, r, lo, hi, sub);
     } else
 #endif
     if (top >= 0) {
