@@ -40,11 +40,11 @@
  *   row and the computing of this one overlap, which a loop of prefetches after the scan
  *   did not achieve.
  *
- * Time a row (20 000 standard normal float32 scores, k = 1000, 50 exclusions; one thread,
- * rows in L2, this project's benchmark machine with AVX-512): about 1.3 us sample, 4.5 us
- * scan, 6 us sort of the ~1 330 winners (20 us before the bucket sort, the AVX-512 sample
- * keys and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB
- * matrix (benchmarks/bench_topk.py) k = 1000 took 1.4x the time of k = 10, 1.8x before.
+ * Time a row (20 000 standard normal float32 scores, k = 1000; one thread, rows in L2, this
+ * project's benchmark machine with AVX-512): about 1.2 us sample, 4.5-5.5 us scan, 7-8 us
+ * sort of the ~1 330 winners: 12-14 us (17-22 us before the bucket sort, the AVX-512 sample
+ * and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB matrix
+ * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
  * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys
@@ -591,7 +591,7 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * len - 1. Returns false, having sorted nothing, when a bucket holds more than
  * RE_BUCKET_ROUNDS words (keys bunched together: then re_sort_words_avx512, or the radix
  * sort). No branch depends on a word. The radix sort spends about 7 ns a word on the
- * 1 330 winners of k = 1000 (four passes of scattered stores), this about 4 (AVX-512; an
+ * 1 330 winners of k = 1000 (four passes of scattered stores), this about 5 (AVX-512; an
  * eighth less than the radix sort with AVX2).
  *
  * re_bucket_place: the words into their buckets in dst (the keys become their buckets),
