@@ -15,8 +15,9 @@ seed 1). For each ``k`` it times, side by side in one run (median of ``--repeats
   ``floor (torch sum)``: ``torch.sum`` of the same memory (all threads) -- no selection can
   be faster than reading its input once;
 * ``rankereval``: ``Rankings.from_scores(scores, k=k)``, without and with
-  ``invalid_items=train``, on all threads and (``threadpoolctl``) on one, the two thread
-  counts taking turns call by call so that a slow spell of a shared machine falls on both;
+  ``invalid_items=train``; with them on all threads and (``threadpoolctl``) on one, all the
+  ``k`` and both thread counts taking turns call by call (first, before the other cases),
+  so that a slow spell of a shared machine falls on all of them alike;
 * ``torch.topk``: ``torch.topk(t, k, dim=1)`` on a tensor sharing the matrix's memory,
   without any masking (it cannot exclude items), and ``torch copy+mask+topk``: clone,
   set the training entries to ``-inf``, ``topk`` -- what excluding them costs in PyTorch;
@@ -182,19 +183,26 @@ def run(args):
     t = torch.from_numpy(scores) if torch is not None else None
     Rankings.from_scores(scores[:100], k=10)  # warm-up: thread pool start
     rep = args.repeats
+    # with the exclusions: every k and both thread counts take turns call by call, so that a
+    # slow spell of a shared machine falls on all of them alike (the ratios between k and
+    # between thread counts are targets)
+    one = {k: [] for k in args.k}
+    two = {k: [] for k in args.k}
+    log("rankereval + exclusions, all k and 1 or all threads taking turns")
+    for _ in range(rep):
+        for k in args.k:
+            with thread_limit(1):
+                one[k] += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
+            two[k] += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
+    for k in args.k:
+        record("rankereval + exclusions", k, two[k])
+        record("rankereval + exclusions, 1 thread", k, one[k])
     for k in args.k:
         log(f"k = {k}")
         record("floor (numpy sum)", k, timed(lambda: scores.sum(), rep))
         if torch is not None:
             record("floor (torch sum)", k, timed(lambda: t.sum(), rep))
         record("rankereval", k, timed(lambda: Rankings.from_scores(scores, k=k), rep))
-        one, two = [], []
-        for _ in range(rep):  # 1 and 2 threads take turns
-            with thread_limit(1):
-                one += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
-            two += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
-        record("rankereval + exclusions", k, two)
-        record("rankereval + exclusions, 1 thread", k, one)
         if torch is not None:
             record("torch.topk (no exclusions)", k, timed(lambda: torch.topk(t, k, dim=1), rep))
             tr_rows = torch.from_numpy(np.repeat(np.arange(n), np.diff(train.indptr)))

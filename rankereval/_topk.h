@@ -12,8 +12,9 @@
  *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
  *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
  *   dense row (k >= 32) starts instead from a threshold estimated on a sample of the row
- *   (re_sample_threshold: a histogram and a bisection, no branch per sampled score), with a
- *   second pass in the rare case that fewer than k scores pass it.
+ *   (re_sample_threshold: a bisection on the sampled keys, after a histogram without
+ *   AVX-512; no branch per sampled score), with a second pass in the rare case that fewer
+ *   than k scores pass it.
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
@@ -26,24 +27,28 @@
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask.
- * - At the end the winners, still in id order, are sorted by descending score with a
- *   stable sort (insertion sort when short, else an LSD radix sort on an order-preserving
- *   unsigned key of the score: as 64-bit words of key and id, on only the bits where the
- *   keys differ, for keys and ids of up to 32 bits), which keeps ties in ascending id, and
- *   the first k kept. Meanwhile the thread's next row is prefetched (re_topk_dense's
- *   `next`): the sort reads no memory, and the next row's sample and scan find it cached.
+ * - At the end the winners are sorted by descending score, ties in ascending id, and the
+ *   first k kept: short lists by insertion sort; for keys and ids of up to 32 bits, as
+ *   64-bit words of an order-preserving key (inverted) above the id, which are distinct, so
+ *   that any sort of the words gives the rule's order. With AVX-512, buckets of equal key
+ *   ranges and odd-even transposition rounds (re_bucket_sort_avx512), or a vectorised
+ *   quicksort when the keys bunch (re_sort_words_avx512); otherwise an LSD radix sort on
+ *   the key bits that differ (re_topk::write_packed). Wider types: a stable LSD radix sort
+ *   of the entries.
+ * - All along, the thread's next row is requested a cache line at a time (re_readahead,
+ *   re_topk_dense's `next`), interleaved with the work on this row: the memory of the next
+ *   row and the computing of this one overlap, which a loop of prefetches after the scan
+ *   did not achieve.
  *
- * Measured with callgrind (AVX2: valgrind has no AVX-512) on 200 rows of 20 000 standard
- * normal float32 scores, one thread, instructions and mispredicted branches (valgrind's
- * branch simulation) per row: k = 10 32 k and 460, k = 100 68 k and 600, k = 1000 217 k and
- * 110 (before the histogram sample, the compress scan and the word sort: k = 100 67 k and
- * 1 170, k = 1000 202 k and 1 620: about 1 445 scores passed the sampled threshold, about
- * 1 320 now). At k = 1000 the time a row is now about half sort (3 passes of 9 bits over
- * about 1 320 words), a quarter scan, an eighth sample (harness with the row in cache:
- * 17-20 us a row with AVX-512, 20-24 us with AVX2, 30-37 us before; k = 10: 3.3 us).
+ * Time a row (20 000 standard normal float32 scores, k = 1000; one thread, rows in L2, this
+ * project's benchmark machine with AVX-512): about 1.2 us sample, 4.5-5.5 us scan, 7-8 us
+ * sort of the ~1 330 winners: 12-14 us (17-22 us before the bucket sort, the AVX-512 sample
+ * and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB matrix
+ * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
  *
- * Scratch per thread: 2 cap entries + 2 cap scores (the word sort reuses them for two arrays
- * of cap words and cap keys) + the sample's keys (cap <= the row length).
+ * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
+ * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys
+ * (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
@@ -196,6 +201,45 @@ static inline bool re_flag(T v, T t) {
     return re_score<T>::gt(v, t) | re_score<T>::bad(v);
 }
 
+/* Reading the thread's next row ahead, a cache line at a time, while this row is worked on
+ * (re_topk_dense): the work of a row alternates between reading memory (the scan) and
+ * computing on what it read (the sample's selection, the winners' sort), and without
+ * requests in flight during the computing the memory time and the compute time of the rows
+ * add up. A request per step, interleaved with that work: a tight loop of a thousand
+ * prefetches instead stalls once the core's line fill buffers are full, for as long as the
+ * lines take to arrive, and hides nothing (measured: 10 us of computing a row, 20 000 rows
+ * of 80 kB on two threads: 0.21 s without requests or with the tight loop, 0.15 s with a
+ * request every 11 ns of it; reading alone 0.09 s). The lines go to L2 (a row is larger
+ * than L1). */
+struct re_readahead {
+    const char* p;
+    const char* end;
+    re_readahead() : p(NULL), end(NULL) {}
+    re_readahead(const void* row, Py_ssize_t bytes)
+        : p((const char*) ((uintptr_t) row & ~(uintptr_t) 63)), end((const char*) row + bytes) {}
+    static inline void line(const char* c) {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(c, 0, 2);
+#elif RE_HAVE_SSE2
+        _mm_prefetch(c, _MM_HINT_T1);
+#else
+        (void) c;
+#endif
+    }
+    inline void step() {
+        if (p < end) {
+            line(p);
+            p += 64;
+        }
+    }
+    inline void steps(int lines) {
+        for (int i = 0; i < lines; ++i) step();
+    }
+    inline void rest() {
+        for (; p < end; p += 64) line(p);
+    }
+};
+
 template <typename T, typename ID>
 struct re_entry {
     T v;
@@ -341,6 +385,402 @@ static inline bool re_cpu_has_avx2() {
     static const bool has = __builtin_cpu_supports("avx2") && !std::getenv("RANKEREVAL_DISABLE_AVX2");
     return has;
 }
+
+/* RANKEREVAL_DISABLE_AVX512 (set before the first call) keeps the AVX2 scans and the radix
+ * sort of the winners, and RANKEREVAL_DISABLE_AVX2 the SSE2 scans: for tests */
+static inline bool re_cpu_has_avx512() {
+    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+                            __builtin_cpu_supports("popcnt") && !std::getenv("RANKEREVAL_DISABLE_AVX512");
+    return has;
+}
+
+#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
+
+/* Sorting distinct 64-bit words in ascending order with AVX-512 (re_sort_words_avx512), for
+ * the winners of a row as words of key and id (re_topk::write_packed): a quicksort whose
+ * partitions are vectorised (8 words compared with the pivot at a time, the two sides
+ * gathered by vpcompressq), down to segments of at most 32 words, which a sorting network
+ * sorts in four registers. Only the segments that hold one of the first k positions are
+ * sorted. No branch depends on a word except the one per segment; the LSD radix sort it
+ * replaces spends about 10 ns a word on 1 300 winners (three passes of scattered stores),
+ * this about 2.
+ *
+ * The network is the bitonic sort written with ascending comparators only: merging two
+ * sorted halves of 2m compares lane i with lane 2m - 1 - i (a "flip"), then each half is
+ * sorted by half-cleaners of distances m / 2, ..., 1. A comparator stage in one register
+ * is a permutation (each lane's partner), a min, a max and a blend (which lanes keep the
+ * max). */
+RE_AVX512 static inline __m512i re_cx8(__m512i v, __m512i partner, __mmask8 take_max) {
+    const __m512i p = _mm512_permutexvar_epi64(partner, v);
+    return _mm512_mask_blend_epi64(take_max, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+}
+
+/* pairs at distance 1, 2 and 4 (half-cleaners), and the flips of blocks of 4 and 8 */
+#define RE_D1 _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6), (__mmask8) 0xaa
+#define RE_D2 _mm512_setr_epi64(2, 3, 0, 1, 6, 7, 4, 5), (__mmask8) 0xcc
+#define RE_D4 _mm512_setr_epi64(4, 5, 6, 7, 0, 1, 2, 3), (__mmask8) 0xf0
+#define RE_F4 _mm512_setr_epi64(3, 2, 1, 0, 7, 6, 5, 4), (__mmask8) 0xcc
+#define RE_F8 _mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), (__mmask8) 0xf0
+
+/* a bitonic sequence of 8 sorted */
+RE_AVX512 static inline __m512i re_clean8(__m512i v) {
+    return re_cx8(re_cx8(re_cx8(v, RE_D4), RE_D2), RE_D1);
+}
+
+/* any 8 sorted */
+RE_AVX512 static inline __m512i re_sort8(__m512i v) {
+    v = re_cx8(v, RE_D1);                  /* sorted pairs */
+    v = re_cx8(re_cx8(v, RE_F4), RE_D1);   /* sorted fours */
+    return re_cx8(re_cx8(re_cx8(v, RE_F8), RE_D2), RE_D1);
+}
+
+RE_AVX512 static inline __m512i re_rev8(__m512i v) {
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), v);
+}
+
+/* a and b sorted: a, b become the 16 sorted (the flip across the two, then half-cleaners;
+ * the upper half is left reversed, which keeps it bitonic) */
+RE_AVX512 static inline void re_merge16(__m512i& a, __m512i& b) {
+    const __m512i rb = re_rev8(b);
+    const __m512i lo = _mm512_min_epu64(a, rb), hi = _mm512_max_epu64(a, rb);
+    a = re_clean8(lo);
+    b = re_clean8(hi);
+}
+
+/* (a, b) and (c, d) sorted 16s: the 32 sorted */
+RE_AVX512 static inline void re_merge32(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
+    const __m512i rd = re_rev8(d), rc = re_rev8(c);
+    const __m512i l0 = _mm512_min_epu64(a, rd), l1 = _mm512_min_epu64(b, rc); /* the lower 16, bitonic */
+    const __m512i u0 = _mm512_max_epu64(a, rd), u1 = _mm512_max_epu64(b, rc); /* the upper, reversed */
+    a = re_clean8(_mm512_min_epu64(l0, l1)); /* half-cleaners of distance 8, then of 4, 2, 1 */
+    b = re_clean8(_mm512_max_epu64(l0, l1));
+    c = re_clean8(_mm512_min_epu64(u0, u1));
+    d = re_clean8(_mm512_max_epu64(u0, u1));
+}
+
+/* w[0:len] sorted, 0 < len <= 32: masked loads fill the missing lanes with the largest word */
+RE_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
+    const __m512i top = _mm512_set1_epi64(-1);
+    __mmask8 m[4];
+    for (int r = 0; r < 4; ++r) {
+        const Py_ssize_t in = len - 8 * r;
+        m[r] = (__mmask8) (in >= 8 ? 0xff : in > 0 ? (1u << in) - 1 : 0);
+    }
+    __m512i a = re_sort8(_mm512_mask_loadu_epi64(top, m[0], w));
+    if (len <= 8) {
+        _mm512_mask_storeu_epi64(w, m[0], a);
+        return;
+    }
+    __m512i b = re_sort8(_mm512_mask_loadu_epi64(top, m[1], w + 8));
+    re_merge16(a, b);
+    if (len > 16) {
+        __m512i c = re_sort8(_mm512_mask_loadu_epi64(top, m[2], w + 16));
+        __m512i d = re_sort8(_mm512_mask_loadu_epi64(top, m[3], w + 24));
+        re_merge16(c, d);
+        re_merge32(a, b, c, d);
+        _mm512_mask_storeu_epi64(w + 16, m[2], c);
+        _mm512_mask_storeu_epi64(w + 24, m[3], d);
+    }
+    _mm512_storeu_si512((void*) w, a);
+    _mm512_mask_storeu_epi64(w + 8, m[1], b);
+}
+
+/* Split w[0:len] (len > 32) around a pivot, the median of three of its words: those at
+ * most the pivot first (stored back in place: the write position never passes the read
+ * position), the others gathered in tmp and copied after them. Returns how many are at
+ * most the pivot: at least 2 and at most len - 1, the words being distinct. */
+RE_AVX512 static inline Py_ssize_t re_partition_words(uint64_t* w, Py_ssize_t len, uint64_t* tmp, re_readahead& ra) {
+    uint64_t a = w[0], b = w[len / 2], c = w[len - 1];
+    if (a > b) std::swap(a, b);
+    if (b > c) b = a > c ? a : c; /* the median */
+    const __m512i pivot = _mm512_set1_epi64((long long) b);
+    Py_ssize_t nl = 0, nr = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        if (i & 8) ra.step(); /* a line per 16 words: about 8 ns */
+        const __m512i v = _mm512_loadu_si512((const void*) (w + i));
+        const __mmask8 le = _mm512_cmple_epu64_mask(v, pivot);
+        const int n_le = __builtin_popcount((unsigned) le);
+        _mm512_mask_storeu_epi64(w + nl, (__mmask8) ((1u << n_le) - 1), _mm512_maskz_compress_epi64(le, v));
+        _mm512_mask_storeu_epi64(tmp + nr, (__mmask8) (0xffu >> n_le), _mm512_maskz_compress_epi64((__mmask8) ~le, v));
+        nl += n_le;
+        nr += 8 - n_le;
+    }
+    if (i < len) {
+        const __mmask8 in = (__mmask8) ((1u << (len - i)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi64(in, w + i);
+        const __mmask8 le = _mm512_mask_cmple_epu64_mask(in, v, pivot), gt = in & (__mmask8) ~le;
+        const int n_le = __builtin_popcount((unsigned) le), n_gt = __builtin_popcount((unsigned) gt);
+        _mm512_mask_storeu_epi64(w + nl, (__mmask8) ((1u << n_le) - 1), _mm512_maskz_compress_epi64(le, v));
+        _mm512_mask_storeu_epi64(tmp + nr, (__mmask8) ((1u << n_gt) - 1), _mm512_maskz_compress_epi64(gt, v));
+        nl += n_le;
+        nr += n_gt;
+    }
+    std::memcpy(w + nl, tmp, (size_t) nr * sizeof(uint64_t));
+    return nl;
+}
+
+/* w[0:n] (distinct words) rearranged so that w[0:min(n, k)] are the smallest, ascending;
+ * tmp: room for n words. A segment that quicksort splits unevenly too often is sorted by
+ * std::sort instead (the words being distinct, any correct sort gives the same result). */
+RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t k, uint64_t* tmp, re_readahead& ra) {
+    struct segment {
+        Py_ssize_t lo, hi;
+        int depth;
+    };
+    enum { MAX_DEPTH = 48 };
+    segment stack[MAX_DEPTH + 2];
+    int top = 0;
+    stack[top++] = segment{0, n, 0};
+    while (top) {
+        const segment s = stack[--top];
+        if (s.lo >= k) continue; /* none of the first k positions */
+        const Py_ssize_t len = s.hi - s.lo;
+        if (len <= 32) {
+            ra.steps(4);
+            if (len > 1) re_sort_small(w + s.lo, len);
+        } else if (s.depth >= MAX_DEPTH) {
+            std::sort(w + s.lo, w + s.hi);
+        } else {
+            const Py_ssize_t nl = re_partition_words(w + s.lo, len, tmp, ra);
+            stack[top++] = segment{s.lo + nl, s.hi, s.depth + 1};
+            stack[top++] = segment{s.lo, s.lo + nl, s.depth + 1};
+        }
+    }
+}
+/* The keys (inverted order-preserving keys of the scores) and the words (key above id) of
+ * the winners buf[0:n], with the smallest and largest key: for float32 scores and int32 ids,
+ * 8 entries at a time (returns false for the other types: a scalar loop). */
+template <typename T, typename ID>
+static inline bool re_words_avx512(const re_entry<T, ID>*, Py_ssize_t, uint32_t*, uint64_t*, uint32_t*, uint32_t*) {
+    return false;
+}
+RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
+                                             uint64_t* words, uint32_t* lo, uint32_t* hi) {
+    __m512i vlo = _mm512_set1_epi64(-1), vhi = _mm512_setzero_si512();
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        const __mmask8 m = (__mmask8) (n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
+        const __m512i e = _mm512_maskz_loadu_epi64(m, buf + i); /* 32-bit lanes: value, id, value, id, ... */
+        /* in the value lanes: -0.0 made +0.0 (they tie), then the inverted key of re_score<float>:
+         * ~(b ^ (sign ? 0xffffffff : 0x80000000)) = b ^ (sign ? 0 : 0x7fffffff) */
+        const __m512 f = _mm512_castsi512_ps(e);
+        const __m512i b = _mm512_castps_si512(_mm512_mask_add_ps(f, (__mmask16) 0x5555, f, _mm512_setzero_ps()));
+        const __m512i c = _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+        /* key in the high half of each 64-bit lane, id in the low */
+        const __m512i w = _mm512_shuffle_epi32(_mm512_mask_blend_epi32((__mmask16) 0x5555, e, c), _MM_PERM_CDAB);
+        _mm512_mask_storeu_epi64(words + i, m, w);
+        const __m512i kk = _mm512_srli_epi64(w, 32);
+        _mm512_mask_cvtepi64_storeu_epi32(key + i, m, kk);
+        vlo = _mm512_mask_min_epu64(vlo, m, vlo, kk);
+        vhi = _mm512_mask_max_epu64(vhi, m, vhi, kk);
+    }
+    *lo = (uint32_t) _mm512_reduce_min_epu64(vlo);
+    *hi = (uint32_t) _mm512_reduce_max_epu64(vhi);
+    return true;
+}
+
+/* The bucket sort of the winners' words (re_bucket_sort_avx512/_avx2): the first len of the
+ * words src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i], and is
+ * overwritten) sorted into dst[0:len] (the others after them; dst has room for n + 16), when
+ * their keys spread evenly enough: a counting pass puts them in about n buckets of equal
+ * key ranges, and odd-even transposition rounds over the array (a vector of words at a
+ * time: each pair of neighbours compared and ordered, the pairs starting at even, then at
+ * odd positions) then sort every bucket at once: the comparisons across two buckets never
+ * swap, and L rounds sort L words. As many rounds as the fullest bucket has words, fewer
+ * when two in a row swap nothing; and only as far as the bucket that holds position
+ * len - 1. Returns false, having sorted nothing, when a bucket holds more than
+ * RE_BUCKET_ROUNDS words (keys bunched together: then re_sort_words_avx512, or the radix
+ * sort). No branch depends on a word. The radix sort spends about 7 ns a word on the
+ * 1 330 winners of k = 1000 (four passes of scattered stores), this about 5 (AVX-512; an
+ * eighth less than the radix sort with AVX2).
+ *
+ * re_bucket_place: the words into their buckets in dst (the keys become their buckets),
+ * and the fullest bucket's size and the end of the bucket holding position len - 1; or
+ * false when there are too many words or a bucket is too full. */
+enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_BITS = 12 };
+
+static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo,
+                                   uint32_t hi, uint64_t* dst, re_readahead& ra, uint32_t* most, Py_ssize_t* limit) {
+    if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
+    uint32_t count[1 << RE_BUCKET_BITS];
+    int nb_bits = re_bit_width((uint32_t) n);
+    const int bits = re_bit_width(hi - lo);
+    if (nb_bits > bits) nb_bits = bits;
+    const int shift = bits - nb_bits;
+    const uint32_t nb = ((hi - lo) >> shift) + 1;
+    std::memset(count, 0, sizeof(uint32_t) * nb);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if ((i & 15) == 0) ra.step();
+        const uint32_t b = (key[i] - lo) >> shift;
+        key[i] = b; /* the key becomes its bucket */
+        ++count[b];
+    }
+    uint32_t pos = 0, fullest = 0; /* the sizes become the buckets' starts */
+    for (uint32_t b = 0; b < nb; ++b) {
+        const uint32_t c = count[b];
+        count[b] = pos;
+        pos += c;
+        fullest = c > fullest ? c : fullest;
+    }
+    if (fullest > RE_BUCKET_ROUNDS) return false;
+    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
+    *limit = after == count + nb ? n : (Py_ssize_t) *after;
+    *most = fullest;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if ((i & 15) == 0) ra.step();
+        dst[count[key[i]]++] = src[i];
+    }
+    for (int i = 0; i < 16; ++i) dst[n + i] = ~(uint64_t) 0; /* the last vectors' padding: the largest */
+    return true;
+}
+
+RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+    uint32_t most;
+    Py_ssize_t limit;
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit)) return false;
+    const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
+    bool clean_before = false;
+    for (uint32_t round = 0; round < most; ++round) {
+        __mmask8 swapped = 0;
+        for (Py_ssize_t j = round & 1; j < limit; j += 8) {
+            if (j & 8) ra.step();
+            const __m512i v = _mm512_loadu_si512((const void*) (dst + j));
+            const __m512i p = _mm512_permutexvar_epi64(partner, v);
+            const __m512i s = _mm512_mask_blend_epi64((__mmask8) 0xaa, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+            swapped |= _mm512_cmpneq_epu64_mask(s, v);
+            _mm512_storeu_si512((void*) (dst + j), s);
+        }
+        const bool clean = swapped == 0;
+        if (clean && clean_before) break; /* every neighbouring pair in order */
+        clean_before = clean;
+    }
+    return true;
+}
+
+/* The same with AVX2: 4 words a vector (unsigned 64-bit order: signed comparison of the
+ * words with their top bit flipped), the buckets' starts by a scalar loop. */
+RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                        uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+    uint32_t most;
+    Py_ssize_t limit;
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit)) return false;
+    const __m256i flip = _mm256_set1_epi64x((long long) 0x8000000000000000ull);
+    bool clean_before = false;
+    for (uint32_t round = 0; round < most; ++round) {
+        int swapped = 0;
+        for (Py_ssize_t j = round & 1; j < limit; j += 4) {
+            if (j & 8) ra.step();
+            const __m256i v = _mm256_loadu_si256((const __m256i*) (dst + j));
+            const __m256i p = _mm256_permute4x64_epi64(v, 0xb1); /* neighbours swapped: 1 0 3 2 */
+            const __m256i v_gt = _mm256_cmpgt_epi64(_mm256_xor_si256(v, flip), _mm256_xor_si256(p, flip));
+            const __m256i mn = _mm256_blendv_epi8(v, p, v_gt), mx = _mm256_blendv_epi8(p, v, v_gt);
+            const __m256i s = _mm256_blend_epi32(mn, mx, 0xcc); /* words 1 and 3 keep the larger */
+            swapped |= ~_mm256_movemask_epi8(_mm256_cmpeq_epi64(s, v));
+            _mm256_storeu_si256((__m256i*) (dst + j), s);
+        }
+        const bool clean = swapped == 0;
+        if (clean && clean_before) break;
+        clean_before = clean;
+    }
+    return true;
+}
+
+/* The sample's keys (re_sample_threshold) with AVX-512, for float32 rows: RE_TOPK_SAMPLE_RUN
+ * (32) scores a chunk as two vectors, NaN and infinite scores with key 0 (and not counted
+ * in n_ok), and the smallest and largest key. Returns false for the other types. */
+template <typename T>
+static inline bool re_sample_keys_avx512(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*,
+                                         uint32_t*, re_readahead&) {
+    return false;
+}
+RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+                                                    Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra) {
+    const __m512i inf = _mm512_set1_epi32(0x7f800000), magnitude = _mm512_set1_epi32(0x7fffffff);
+    const __m512i sign = _mm512_set1_epi32((int) 0x80000000u);
+    __m512i vlo = _mm512_set1_epi32(-1), vhi = _mm512_setzero_si512();
+    int ok = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const float* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 f = _mm512_add_ps(_mm512_loadu_ps(p + 16 * h), _mm512_setzero_ps()); /* -0.0: +0.0 */
+            const __m512i b = _mm512_castps_si512(f);
+            const __mmask16 good = _mm512_cmplt_epu32_mask(_mm512_and_si512(b, magnitude), inf);
+            /* re_score<float>::ukey: negative, all bits flipped; else the sign bit set */
+            const __m512i u = _mm512_xor_si512(b, _mm512_or_si512(_mm512_srai_epi32(b, 31), sign));
+            const __m512i kk = _mm512_maskz_mov_epi32(good, u);
+            _mm512_storeu_si512((void*) (key + 32 * c + 16 * h), kk);
+            vlo = _mm512_min_epu32(vlo, kk);
+            vhi = _mm512_max_epu32(vhi, kk);
+            ok += __builtin_popcount((unsigned) good);
+        }
+    }
+    *n_ok = ok;
+    *lo = _mm512_reduce_min_epu32(vlo);
+    *hi = _mm512_reduce_max_epu32(vhi);
+    return true;
+}
+
+/* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
+ * keys at once (16 compared a vector, without the histogram, whose increments of a few
+ * popular counters form chains through memory): the largest key with at least r of the
+ * keys at or above it, searched bit by bit from the highest bit where the keys differ,
+ * down to 21 bits below it (the answer rounded down there: a few more scores pass). ns is
+ * a multiple of 16. */
+RE_AVX512 static uint32_t re_sample_kth_avx512(const uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo,
+                                               uint32_t hi) {
+    const int top = re_bit_width(lo ^ hi) - 1; /* the highest bit where two keys differ */
+    uint32_t answer = top >= 31 ? 0 : hi & ~((2u << top) - 1); /* their common bits: all keys are >= */
+    const int low = top > 21 ? top - 21 : 0;
+    for (int bit = top; bit >= low; --bit) {
+        const uint32_t c = answer | (1u << bit);
+        const __m512i vc = _mm512_set1_epi32((int) c);
+        int n0 = 0, n1 = 0;
+        for (Py_ssize_t i = 0; i < ns; i += 32) {
+            n0 += __builtin_popcount((unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i)), vc));
+            n1 += __builtin_popcount(
+                (unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i + 16)), vc));
+        }
+        answer = (Py_ssize_t) (n0 + n1) >= r ? c : answer;
+    }
+    return answer;
+}
+
+/* The same with AVX2, 8 keys a vector: the keys with their top bit flipped (into flipped,
+ * ns keys) compare as signed integers, and key >= c when key > c - 1 (c >= 1); the counts
+ * add up per lane. */
+RE_AVX2 static uint32_t re_sample_kth_avx2(const uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
+                                           uint32_t* flipped) {
+    const __m256i flip = _mm256_set1_epi32((int) 0x80000000u);
+    for (Py_ssize_t i = 0; i < ns; i += 8)
+        _mm256_storeu_si256((__m256i*) (flipped + i),
+                            _mm256_xor_si256(_mm256_loadu_si256((const __m256i*) (key + i)), flip));
+    const int top = re_bit_width(lo ^ hi) - 1;
+    uint32_t answer = top >= 31 ? 0 : hi & ~((2u << top) - 1);
+    const int low = top > 21 ? top - 21 : 0;
+    for (int bit = top; bit >= low; --bit) {
+        const uint32_t c = answer | (1u << bit);
+        const __m256i below = _mm256_set1_epi32((int) ((c - 1) ^ 0x80000000u));
+        __m256i n0 = _mm256_setzero_si256(), n1 = _mm256_setzero_si256();
+        for (Py_ssize_t i = 0; i < ns; i += 16) { /* a comparison is -1 where true */
+            n0 = _mm256_sub_epi32(n0, _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i*) (flipped + i)), below));
+            n1 = _mm256_sub_epi32(n1, _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i*) (flipped + i + 8)), below));
+        }
+        uint32_t lanes[8];
+        _mm256_storeu_si256((__m256i*) lanes, _mm256_add_epi32(n0, n1));
+        Py_ssize_t n = 0;
+        for (int l = 0; l < 8; ++l) n += lanes[l];
+        answer = n >= r ? c : answer;
+    }
+    return answer;
+}
+
+#undef RE_D1
+#undef RE_D2
+#undef RE_D4
+#undef RE_F4
+#undef RE_F8
 #else
 #define RE_TOPK_AVX2 0
 #endif
@@ -376,6 +816,7 @@ struct re_topk {
     T t;  /* once have_t, a candidate must score above t */
     T hi; /* and, once have_hi, at most hi (the second pass after a sampled threshold) */
     bool have_t, have_hi, compacted;
+    re_readahead ra; /* the thread's next row (re_readahead): requested during the work */
 
     re_topk(void* scratch, Py_ssize_t cap_, Py_ssize_t k_, const int64_t* x_, const int64_t* x_end_)
         : n(0), cap(cap_), k(k_), x(x_), x_end(x_end_), n_bad(0), t(), hi(), have_t(false), have_hi(false),
@@ -513,6 +954,34 @@ struct re_topk {
         uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
         uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
+#if RE_TOPK_AVX2
+        if (re_cpu_has_avx2()) { /* the words, distinct, sorted by buckets (re_bucket_sort_*) */
+            const bool avx512 = re_cpu_has_avx512();
+            uint32_t lo = 0xffffffffu, hi = 0;
+            if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
+                for (Py_ssize_t i = 0; i < n; ++i) {
+                    const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
+                    key[i] = c;
+                    other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+                    lo = c < lo ? c : lo;
+                    hi = c > hi ? c : hi;
+                }
+            const Py_ssize_t len = n < k ? n : k;
+            const uint64_t* sorted_words = words;
+            bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
+                               : re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
+            if (!done && avx512) { /* keys bunched together */
+                re_sort_words_avx512(other, n, len, words, ra);
+                sorted_words = other;
+                done = true;
+            }
+            if (done) {
+                for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
+                return len;
+            }
+            /* bunched keys without AVX-512: the radix sort */
+        }
+#endif
         uint32_t lo = 0xffffffffu, hi = 0;
         for (Py_ssize_t i = 0; i < n; ++i) {
             const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
@@ -553,6 +1022,7 @@ struct re_topk {
 #pragma GCC unroll 4
 #endif
             for (Py_ssize_t i = 0; i < n; ++i) {
+                if ((i & 3) == 0) ra.step();
                 const uint64_t w = words[i];
                 other[cnt[(w >> shift) & digit]++] = w;
             }
@@ -607,7 +1077,10 @@ struct re_topk {
         T t = st.t;                                                                              \
         Py_ssize_t w = st.n;                                                                     \
         int64_t bad = 0;                                                                         \
+        re_readahead ra = st.ra;                                                                 \
+        const int ra_lines = (int) ((RE_TOPK_BLOCK * sizeof(T) + 63) / 64);                      \
         for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {                                     \
+            ra.steps(ra_lines); /* the next row at the pace this one is read */                  \
             uint32_t mask = MASK(row + j, t);                                                    \
             if (!mask) continue;                                                                 \
             if (w > cap - RE_TOPK_BLOCK && can_compact) {                                        \
@@ -634,6 +1107,7 @@ struct re_topk {
         }                                                                                        \
         st.n = w;                                                                                \
         st.x = x;                                                                                \
+        st.ra = ra;                                                                              \
         st.n_bad += second ? 0 : bad; /* a second pass does not count again */                   \
     }                                                                                            \
     for (; j < m; ++j)                                                                           \
@@ -679,39 +1153,72 @@ static inline const re_compress_table& re_compress_lanes() {
  * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
  * of re_scan_dense visits the flagged scores of each block one by one, and the end of
  * that loop is a branch mispredicted about once a block when most blocks hold one to a few
- * flagged scores. Here nothing depends on the scores but the rare: each 8 scores are
- * compared with t, and the finite ones above it are moved to the front of the vector (a
- * permutation from re_compress_table) with their ids and stored, interleaved as buffer
- * entries, at the end of the buffer, which then grows by their number (stores past it are
- * overwritten later). A block's exclusions clear its mask first; NaN and infinite scores
- * are never kept and, when a block has any (tested once a block), counted. A compaction,
- * when the buffer might fill, happens between blocks. */
+ * flagged scores. Here nothing depends on the scores but the rare: each 8 (AVX2) or 16
+ * (AVX-512) scores are compared with t, the ones above it are moved to the front of the
+ * vector (AVX2: a permutation from re_compress_table; AVX-512: vcompressps) and so are
+ * their ids, and both are stored at the ends of two arrays (the values and keys region of
+ * the scratch), which then grow by their number (stores past the end are overwritten
+ * later); the arrays become buffer entries at the end, or before a compaction, which
+ * happens between blocks when the buffer might fill. (Interleaving values and ids into
+ * entries in the scan took four more shuffles per 8 scores, on the port that the
+ * comparisons and the compress saturate.) A block's exclusions clear its mask first.
+ * NaN and infinite scores are found once a block (the largest magnitude's bits are at
+ * least infinity's: rare); only in such a block are they left out and counted. */
+static inline void re_compress_to_entries(const float* vals, const int32_t* ids, Py_ssize_t n,
+                                          re_entry<float, int32_t>* out) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        out[i].v = vals[i];
+        out[i].id = ids[i];
+    }
+}
+
+static inline void re_compress_from_entries(const re_entry<float, int32_t>* in, Py_ssize_t n, float* vals,
+                                            int32_t* ids) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        vals[i] = in[i].v;
+        ids[i] = in[i].id;
+    }
+}
+
 /* The start of each block of the compress scans, at row[j:j + 32]: a compaction if the
- * block could fill the buffer (new_t: the threshold changed; w, the buffer's length, is
- * updated), and the block's exclusions as a mask (x moves past them). */
-static inline uint32_t re_compress_block(re_topk<float, int32_t>& st, Py_ssize_t& w, const int64_t*& x,
-                                         Py_ssize_t j, bool& new_t) {
-    new_t = w > st.cap - RE_TOPK_BLOCK;
+ * block could fill the buffer (returns true: the threshold changed; w, the buffer's length,
+ * is updated), and the block's exclusions as a mask (x moves past them). */
+static inline bool re_compress_block(re_topk<float, int32_t>& st, float* vals, int32_t* ids, Py_ssize_t& w,
+                                     const int64_t*& x, Py_ssize_t j, uint32_t& excluded) {
+    const bool new_t = w > st.cap - RE_TOPK_BLOCK;
     if (new_t) {
+        re_compress_to_entries(vals, ids, w, st.buf);
         st.n = w;
         st.compact();
         w = st.n;
+        re_compress_from_entries(st.buf, w, vals, ids);
     }
-    uint32_t excluded = 0;
+    excluded = 0;
     if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
         for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
-    return excluded;
+    return new_t;
 }
 
-/* The end of the compress scans: the state back into st, and the scores after the last
- * whole block, one by one. */
+/* The end of the compress scans: the arrays into buffer entries, the state back into st,
+ * and the scores after the last whole block, one by one. */
 static inline void re_compress_finish(const float* row, Py_ssize_t m, Py_ssize_t j, re_topk<float, int32_t>& st,
-                                      Py_ssize_t w, const int64_t* x, int64_t bad) {
+                                      const float* vals, const int32_t* ids, Py_ssize_t w, const int64_t* x,
+                                      int64_t bad, const re_readahead& ra) {
+    re_compress_to_entries(vals, ids, w, st.buf);
     st.n = w;
     st.x = x;
     st.n_bad += bad;
+    st.ra = ra;
     for (; j < m; ++j)
         if (re_flag(row[j], st.t)) st.offer(row[j], j);
+}
+
+/* The arrays of the compress scans: cap + 16 values and cap + 16 ids */
+static inline float* re_compress_vals(re_topk<float, int32_t>& st) {
+    return (float*) (st.base + (size_t) st.cap * 32);
+}
+static inline int32_t* re_compress_ids(re_topk<float, int32_t>& st) {
+    return (int32_t*) (st.base + (size_t) st.cap * 40);
 }
 
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
@@ -719,93 +1226,86 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const re_compress_table& table = re_compress_lanes();
     const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_entry<float, int32_t>* const out = st.buf;
+    float* const vals = re_compress_vals(st);
+    int32_t* const ids = re_compress_ids(st);
     const int64_t* x = st.x;
     __m256 vt = _mm256_set1_ps(st.t);
     Py_ssize_t w = st.n;
+    re_compress_from_entries(st.buf, w, vals, ids);
     int64_t bad = 0;
     Py_ssize_t j = 0;
+    re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        bool new_t;
-        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
-        if (new_t) vt = _mm256_set1_ps(st.t);
+        ra.step(); /* half the pace this row is read: the rest during the sort */
+        uint32_t excluded;
+        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm256_set1_ps(st.t);
         __m256 v[4];
-        __m256 any_bad = _mm256_setzero_ps();
         uint32_t keep = 0;
+        __m256i mag = _mm256_setzero_si256();
         for (int q = 0; q < 4; ++q) {
             v[q] = _mm256_loadu_ps(row + j + 8 * q);
-            const __m256 above = _mm256_and_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ), _mm256_cmp_ps(v[q], inf, _CMP_LT_OQ));
-            keep |= (uint32_t) _mm256_movemask_ps(above) << (8 * q);
-            any_bad = _mm256_or_ps(any_bad, _mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ));
+            keep |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ)) << (8 * q); /* t is finite */
+            mag = _mm256_max_epi32(mag, _mm256_castps_si256(_mm256_and_ps(v[q], abs_mask)));
         }
-        keep &= ~excluded;
-        if (_mm256_movemask_ps(any_bad)) {
+        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(mag, below_inf))) { /* NaN or infinite scores */
             uint32_t is_bad = 0;
             for (int q = 0; q < 4; ++q)
                 is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
                           << (8 * q);
+            keep &= ~is_bad;
             bad += __builtin_popcount(is_bad & ~excluded);
         }
+        keep &= ~excluded;
         for (int q = 0; q < 4; ++q) {
             const uint32_t mask = (keep >> (8 * q)) & 0xff;
             const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
-            const __m256 vals = _mm256_permutevar8x32_ps(v[q], perm);
-            const __m256i ids = _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
-                                                 _mm256_set1_epi32((int32_t) (j + 8 * q)));
-            const __m256 lo = _mm256_unpacklo_ps(vals, _mm256_castsi256_ps(ids)); /* v0 i0 v1 i1 | v4 i4 v5 i5 */
-            const __m256 hi = _mm256_unpackhi_ps(vals, _mm256_castsi256_ps(ids)); /* v2 i2 v3 i3 | v6 i6 v7 i7 */
-            _mm256_storeu_ps((float*) (out + w), _mm256_permute2f128_ps(lo, hi, 0x20));
-            _mm256_storeu_ps((float*) (out + w + 4), _mm256_permute2f128_ps(lo, hi, 0x31));
+            _mm256_storeu_ps(vals + w, _mm256_permutevar8x32_ps(v[q], perm));
+            _mm256_storeu_si256((__m256i*) (ids + w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
+                                                                       _mm256_set1_epi32((int32_t) (j + 8 * q))));
             w += __builtin_popcount(mask);
         }
     }
-    re_compress_finish(row, m, j, st, w, x, bad);
+    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
 }
 
-/* The same with AVX-512 (16 scores at a time): the compress is one instruction
- * (vcompressps) and the comparisons give masks directly. */
-#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    /* (value, id) pairs of lanes 0-7 and of lanes 8-15 */
-    const __m512i pairs_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i pairs_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    re_entry<float, int32_t>* const out = st.buf;
+    float* const vals = re_compress_vals(st);
+    int32_t* const ids = re_compress_ids(st);
     const int64_t* x = st.x;
     __m512 vt = _mm512_set1_ps(st.t);
     Py_ssize_t w = st.n;
+    re_compress_from_entries(st.buf, w, vals, ids);
     int64_t bad = 0;
     Py_ssize_t j = 0;
+    re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        bool new_t;
-        const uint32_t excluded = re_compress_block(st, w, x, j, new_t);
-        if (new_t) vt = _mm512_set1_ps(st.t);
+        ra.step(); /* half the pace this row is read: the rest during the sort */
+        uint32_t excluded;
+        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm512_set1_ps(st.t);
+        const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
+        const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
+                                             _mm512_castps_si512(_mm512_abs_ps(v2[1])));
+        const bool block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
         for (int h = 0; h < 2; ++h) {
-            const __m512 v = _mm512_loadu_ps(row + j + 16 * h);
+            const __m512 v = v2[h];
             const __mmask16 candidate = (__mmask16) ~(excluded >> (16 * h));
-            const __mmask16 keep =
-                _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ), v, inf, _CMP_LT_OQ);
-            const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
-            bad += __builtin_popcount((unsigned) is_bad);
-            const __m512 vals = _mm512_maskz_compress_ps(keep, v);
-            const __m512 ids = _mm512_castsi512_ps(
-                _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
-            _mm512_storeu_ps((float*) (out + w), _mm512_permutex2var_ps(vals, pairs_lo, ids));
-            _mm512_storeu_ps((float*) (out + w + 8), _mm512_permutex2var_ps(vals, pairs_hi, ids));
+            __mmask16 keep = _mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ); /* t is finite */
+            if (block_bad) {
+                keep = _mm512_mask_cmp_ps_mask(keep, v, inf, _CMP_LT_OQ);
+                const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
+                bad += __builtin_popcount((unsigned) is_bad);
+            }
+            _mm512_storeu_ps(vals + w, _mm512_maskz_compress_ps(keep, v));
+            _mm512_storeu_si512((void*) (ids + w), _mm512_maskz_compress_epi32(
+                                                        keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
             w += __builtin_popcount((unsigned) keep);
         }
     }
-    re_compress_finish(row, m, j, st, w, x, bad);
-}
-
-/* RANKEREVAL_DISABLE_AVX512 (set before the first call) keeps the AVX2 scans, and
- * RANKEREVAL_DISABLE_AVX2 the SSE2 ones: for tests */
-static inline bool re_cpu_has_avx512() {
-    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
-                            __builtin_cpu_supports("popcnt") && !std::getenv("RANKEREVAL_DISABLE_AVX512");
-    return has;
+    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
 }
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
@@ -873,7 +1373,8 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
 enum { RE_SAMPLE_HIST_BITS = 11 };
 
 template <typename T>
-static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0) {
+static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0,
+                                       re_readahead& ra) {
     typedef re_score<T> S;
     if (k < 32 || m < 8 * RE_TOPK_SAMPLE) return false;
     uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
@@ -883,7 +1384,13 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
      * vectorises); n_ok counts the finite ones */
     const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
     Py_ssize_t n_ok = 0;
+    uint32_t lo = 0xffffffffu, hi = 0;
+#if RE_TOPK_AVX2
+    if (!(re_cpu_has_avx512() && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra)))
+#endif
+    {
     for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
         const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
         uint32_t* kc = key + c * RE_TOPK_SAMPLE_RUN;
         int32_t ok = 0;
@@ -894,16 +1401,23 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
         }
         n_ok += ok;
     }
-    uint32_t lo = 0xffffffffu, hi = 0;
     for (Py_ssize_t i = 0; i < ns; ++i) {
         lo = key[i] < lo ? key[i] : lo;
         hi = key[i] > hi ? key[i] : hi;
+    }
     }
     const double mu = (double) n_ok * (double) k / (double) m;
     const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
     if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
     uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
     const int top = re_bit_width(hi - lo) - 1; /* the highest bit of the keys' range */
+#if RE_TOPK_AVX2
+    if (top >= 0 && re_cpu_has_avx512()) {
+        answer = re_sample_kth_avx512(key, ns, r, lo, hi);
+    } else if (top >= 0 && re_cpu_has_avx2()) {
+        answer = re_sample_kth_avx2(key, ns, r, lo, hi, sub);
+    } else
+#endif
     if (top >= 0) {
         /* the histogram of digit = (key >> shift) - (lo >> shift): 11 bits of the range
          * (2^11 + 1 values: the range's top bits may carry into one more) */
@@ -947,18 +1461,17 @@ template <typename T, typename Q>
 static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_t* x, const int64_t* x_end,
                           void* scratch, Py_ssize_t cap, Q* out, int64_t* out_len, int64_t* n_bad, const void* next) {
     re_topk<T, Q> st(scratch, cap, k, x, x_end);
+    if (next != NULL) st.ra = re_readahead(next, m * (Py_ssize_t) sizeof(T));
     T t0 = T();
-    const bool sampled = k < m && re_sample_threshold(row, m, k, st.sample, &t0);
+    const bool sampled = k < m && re_sample_threshold(row, m, k, st.sample, &t0, st.ra);
     if (sampled) {
         st.t = t0;
         st.have_t = true;
     }
     re_scan_dense(row, m, st);
-    /* The winners' sort reads no memory: meanwhile the next row (of the same thread) comes
-     * into the cache, and its sample and scan find it there. */
-    if (sampled && next != NULL) re_prefetch(next, m * (Py_ssize_t) sizeof(T));
     if (!sampled || st.compacted || st.n >= k) {
-        st.finish(out, out_len, n_bad);
+        st.finish(out, out_len, n_bad); /* the sort requests the rest of the next row */
+        st.ra.rest();
         return;
     }
     /* fewer than k candidates above the sampled threshold: the others score at most t0 */
@@ -966,9 +1479,11 @@ static void re_topk_dense(const T* row, Py_ssize_t m, Py_ssize_t k, const int64_
     re_topk<T, Q> rest(scratch, cap, k - above, x, x_end);
     rest.hi = t0;
     rest.have_hi = true;
+    rest.ra = st.ra;
     re_scan_dense(row, m, rest);
     *out_len = above + rest.write(out + above);
     *n_bad = st.n_bad;
+    rest.ra.rest();
 }
 
 /* Dense row, only the listed ids (sorted valid_items; ids >= m are not items of the row). */

@@ -31,7 +31,9 @@ cdef extern from "_topk.h":
 
 
 cdef enum:
-    ROWS_PER_CHUNK = 8  # rows handed to a thread at a time (dynamic: a busy core takes fewer)
+    # rows handed to a thread at a time (dynamic: a busy core takes fewer); the first row of
+    # a chunk is not read ahead (which thread takes the chunk is not known), 1 in 16
+    ROWS_PER_CHUNK = 16
 
 
 def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
@@ -98,8 +100,10 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
                 keep_end = vi + vp[r + 1] if v_mode else NULL
                 if is_dense:
                     mode = RE_LISTED if v_mode else RE_DENSE
-                    # the row this thread takes next (the same chunk), read ahead while this one is sorted
-                    nxt = &dense[i + 1, 0] if (i + 1) % ROWS_PER_CHUNK != 0 and i + 1 < n else NULL
+                    # the row this thread takes next (the same chunk, or any with one thread), read
+                    # ahead while this one is worked on (_topk.h: re_readahead)
+                    nxt = (&dense[i + 1, 0] if ((i + 1) % ROWS_PER_CHUNK != 0 or n_threads == 1) and i + 1 < n
+                           else NULL)
                     re_topk_row(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
                                 NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i],
                                 nxt)

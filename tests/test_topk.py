@@ -232,6 +232,44 @@ def test_wide_rows_match_reference(kind, dtype):
         assert reported == dropped
 
 
+@st.composite
+def winner_rows(draw):
+    """float32 rows whose winners (more than 32: the sorted part of the kernel) have keys
+    spread evenly (the bucket sort), bunched (ties, or one outlier stretching the range: the
+    quicksort), or near each other in ulps (keys that differ in their last bits only)."""
+    n = draw(st.integers(1, 3))
+    m = draw(st.integers(40, 600))
+    kind = draw(st.sampled_from(["spread", "ties", "outlier", "ulps", "mixed"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    if kind == "spread":
+        a = rng.standard_normal((n, m)).astype(np.float32)
+    elif kind == "ties":
+        a = rng.integers(-3, 4, size=(n, m)).astype(np.float32)
+    elif kind == "outlier":
+        a = (1 + rng.random((n, m)) * 1e-3).astype(np.float32)
+        a[:, rng.integers(m)] = 1e30
+    elif kind == "ulps":
+        a = np.nextafter(np.float32(1), np.float32(2)) + rng.integers(0, 64, size=(n, m)).astype(np.float32) * np.float32(2**-23)
+        a = a.astype(np.float32)
+    else:
+        a = rng.choice(np.float32([-0.0, 0.0, 1e-40, -1e-40, 3.5, -2.25, 1e38, -1e38]), size=(n, m))
+        a[:, : m // 2] = rng.standard_normal((n, m // 2)).astype(np.float32)
+    return a.astype(np.float32)
+
+
+@given(a=winner_rows(), k=st.integers(33, 700), data=st.data())
+def test_winner_sorts_match_reference(a, k, data):
+    """More than 32 winners are sorted by the kernel's word sorts (AVX-512: buckets and
+    transposition rounds, or quicksort when the keys bunch; otherwise the radix sort)."""
+    n, m = a.shape
+    invalid = data.draw(st.none() | st.lists(st.integers(0, m - 1), min_size=1, max_size=20, unique=True).map(sorted))
+    inv = None if invalid is None else [invalid] * n
+    expected, _ = reference(dense_rows(a), k, None, filter_sets(inv, n))
+    r = Rankings.from_scores(a, k=k, invalid_items=invalid)
+    assert r.to_list() == expected
+
+
 def test_second_pass_after_sampled_threshold_is_taken():
     """The input of "sample-misses" really leaves fewer than k scores above the sampled
     threshold: the top k holds items scoring 0, which only the second pass collects."""
@@ -354,6 +392,12 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     out.append(Rankings.from_scores(b, k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
 out.append([str(w.message) for w in caught])
+# the winners' sorts: keys spread (buckets), bunched by one outlier (quicksort), more than
+# 4096 winners (quicksort), few above the sample
+c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)
+c[3, 17] = 1e30
+for k in (40, 1500, 5000):
+    out.append(Rankings.from_scores(c, k=k).to_list())
 json.dump(out, sys.stdout)
 """
 
@@ -383,6 +427,10 @@ def test_simd_scan_paths_agree():
     a[rng.random(a.shape) < 0.005] = -np.inf
     expected, _ = reference(dense_rows(a[:3]), 5, None, [set(range(0, 9000, 7))] * 3)
     assert runs[0][0][:3] == expected
+    c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)  # as in the script
+    c[3, 17] = 1e30
+    for i, k in enumerate((40, 1500, 5000)):
+        assert runs[0][-3 + i] == reference(dense_rows(c), k)[0]
 
 
 # ---------------------------------------------------------------------------------------
