@@ -548,6 +548,7 @@ RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t
         }
     }
 }
+
 /* The keys (inverted order-preserving keys of the scores) and the words (key above id) of
  * the winners buf[0:n], with the smallest and largest key: for float32 scores and int32 ids,
  * 8 entries at a time (returns false for the other types: a scalar loop). */
@@ -659,7 +660,7 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
 }
 
 /* The same with AVX2: 4 words a vector (unsigned 64-bit order: signed comparison of the
- * words with their top bit flipped), the buckets' starts by a scalar loop. */
+ * words with their top bit flipped). */
 RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                         uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
     uint32_t most;
@@ -727,7 +728,7 @@ RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t 
  * popular counters form chains through memory): the largest key with at least r of the
  * keys at or above it, searched bit by bit from the highest bit where the keys differ,
  * down to 21 bits below it (the answer rounded down there: a few more scores pass). ns is
- * a multiple of 16. */
+ * a multiple of 32. */
 RE_AVX512 static uint32_t re_sample_kth_avx512(const uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo,
                                                uint32_t hi) {
     const int top = re_bit_width(lo ^ hi) - 1; /* the highest bit where two keys differ */
