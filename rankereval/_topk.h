@@ -595,13 +595,47 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * 1 330 winners of k = 1000 (four passes of scattered stores), this about 5 (AVX-512; an
  * eighth less than the radix sort with AVX2).
  *
- * re_bucket_place: the words into their buckets in dst (the keys become their buckets),
- * and the fullest bucket's size and the end of the bucket holding position len - 1; or
- * false when there are too many words or a bucket is too full. */
+ * re_bucket_place: the words into their buckets in dst (the keys become their buckets;
+ * `starts` turns the buckets' sizes into their starts), and the fullest bucket's size and
+ * the end of the bucket holding position len - 1; or false when there are too many words
+ * or a bucket is too full. */
 enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_BITS = 12 };
 
+/* the sizes count[0:nb] become the buckets' starts; returns the largest size */
+static uint32_t re_bucket_starts(uint32_t* count, uint32_t nb) {
+    uint32_t pos = 0, fullest = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+        const uint32_t c = count[b];
+        count[b] = pos;
+        pos += c;
+        fullest = c > fullest ? c : fullest;
+    }
+    return fullest;
+}
+
+/* the same with AVX-512, 16 sizes a vector: shifted copies added, then the carry of the
+ * vectors before (about 0.3 us instead of 1.2 us for the 2 048 buckets of k = 1000) */
+RE_AVX512 static uint32_t re_bucket_starts_avx512(uint32_t* count, uint32_t nb) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i carry = _mm512_setzero_si512(), fullest = _mm512_setzero_si512();
+    for (uint32_t b = 0; b < nb; b += 16) {
+        const __mmask16 in = (__mmask16) (nb - b >= 16 ? 0xffff : (1u << (nb - b)) - 1);
+        const __m512i c = _mm512_maskz_loadu_epi32(in, count + b);
+        fullest = _mm512_max_epu32(fullest, c);
+        __m512i v = c;
+        for (int d = 1; d < 16; d <<= 1) /* lane i += lane i - d */
+            v = _mm512_add_epi32(v, _mm512_maskz_permutexvar_epi32((__mmask16) (0xffffu << d),
+                                                                   _mm512_sub_epi32(lane, _mm512_set1_epi32(d)), v));
+        v = _mm512_add_epi32(v, carry); /* inclusive sums */
+        _mm512_mask_storeu_epi32(count + b, in, _mm512_sub_epi32(v, c));
+        carry = _mm512_permutexvar_epi32(_mm512_set1_epi32(15), v);
+    }
+    return _mm512_reduce_max_epu32(fullest);
+}
+
 static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo,
-                                   uint32_t hi, uint64_t* dst, re_readahead& ra, uint32_t* most, Py_ssize_t* limit) {
+                                   uint32_t hi, uint64_t* dst, re_readahead& ra, uint32_t* most, Py_ssize_t* limit,
+                                   uint32_t (*starts)(uint32_t*, uint32_t)) {
     if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
     uint32_t count[1 << RE_BUCKET_BITS];
     int nb_bits = re_bit_width((uint32_t) n);
@@ -616,13 +650,7 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
         key[i] = b; /* the key becomes its bucket */
         ++count[b];
     }
-    uint32_t pos = 0, fullest = 0; /* the sizes become the buckets' starts */
-    for (uint32_t b = 0; b < nb; ++b) {
-        const uint32_t c = count[b];
-        count[b] = pos;
-        pos += c;
-        fullest = c > fullest ? c : fullest;
-    }
+    const uint32_t fullest = starts(count, nb); /* the sizes become the buckets' starts */
     if (fullest > RE_BUCKET_ROUNDS) return false;
     const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
     *limit = after == count + nb ? n : (Py_ssize_t) *after;
@@ -639,7 +667,7 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
                                             uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit)) return false;
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts_avx512)) return false;
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
     bool clean_before = false;
     for (uint32_t round = 0; round < most; ++round) {
@@ -665,7 +693,7 @@ RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_s
                                         uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit)) return false;
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts)) return false;
     const __m256i flip = _mm256_set1_epi64x((long long) 0x8000000000000000ull);
     bool clean_before = false;
     for (uint32_t round = 0; round < most; ++round) {
