@@ -41,7 +41,7 @@
  *   did not achieve.
  *
  * Time a row (20 000 standard normal float32 scores, k = 1000; one thread, rows in L2, this
- * project's benchmark machine with AVX-512): about 1.2 us sample, 4.5-5.5 us scan, 7-8 us
+ * project's benchmark machine with AVX-512): about 1.2 us sample, 4.5-5.5 us scan, 6-7 us
  * sort of the ~1 330 winners: 12-14 us (17-22 us before the bucket sort, the AVX-512 sample
  * and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB matrix
  * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
