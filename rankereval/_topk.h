@@ -983,41 +983,38 @@ struct re_topk {
         uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
         uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
+        /* the keys (inverted: ascending order is descending score) and the words */
+        uint32_t lo = 0xffffffffu, hi = 0;
 #if RE_TOPK_AVX2
-        if (re_cpu_has_avx2()) { /* the words, distinct, sorted by buckets (re_bucket_sort_*) */
-            const bool avx512 = re_cpu_has_avx512();
-            uint32_t lo = 0xffffffffu, hi = 0;
-            if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
-                for (Py_ssize_t i = 0; i < n; ++i) {
-                    const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
-                    key[i] = c;
-                    other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
-                    lo = c < lo ? c : lo;
-                    hi = c > hi ? c : hi;
-                }
-            const Py_ssize_t len = n < k ? n : k;
-            const uint64_t* sorted_words = words;
-            bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
-                               : re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
-            if (!done && avx512) { /* keys bunched together */
-                re_sort_words_avx512(other, n, len, words, ra);
-                sorted_words = other;
-                done = true;
+        const bool avx2 = re_cpu_has_avx2(), avx512 = re_cpu_has_avx512();
+        if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
+#endif
+            for (Py_ssize_t i = 0; i < n; ++i) {
+                const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
+                key[i] = c;
+                other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
             }
-            if (done) {
-                for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
-                return len;
-            }
-            /* bunched keys without AVX-512: the radix sort */
+        const Py_ssize_t len = n < k ? n : k;
+#if RE_TOPK_AVX2
+        /* the words are distinct: sorted by buckets (re_bucket_sort_*), or by quicksort when
+         * the keys bunch together (AVX-512) */
+        const uint64_t* sorted_words = words;
+        bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
+                           : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
+        if (!done && avx512) {
+            re_sort_words_avx512(other, n, len, words, ra);
+            sorted_words = other;
+            done = true;
+        }
+        if (done) {
+            for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
+            return len;
         }
 #endif
-        uint32_t lo = 0xffffffffu, hi = 0;
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
-            key[i] = c;
-            lo = c < lo ? c : lo;
-            hi = c > hi ? c : hi;
-        }
+        /* the radix sort (no AVX2, or keys bunched together): the keys from the words (the
+         * bucket sort may have made key their buckets) */
         const int bits = re_bit_width(hi - lo);
         /* the fewest passes, or one more when a pass over n words costs less than the
          * counts of the wider digits (a few winners: 2 passes of 6 bits, not 1 of 11) */
@@ -1032,8 +1029,8 @@ struct re_topk {
         uint32_t count[MAX_PASSES][1 << MAX_BITS];
         for (int d = 0; d < MAX_PASSES; ++d) std::memset(count[d], 0, sizeof(uint32_t) << width);
         for (Py_ssize_t i = 0; i < n; ++i) {
-            const uint32_t c = key[i] - lo;
-            words[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+            const uint32_t c = (uint32_t) (other[i] >> 32) - lo;
+            words[i] = (uint64_t) c << 32 | (uint32_t) other[i];
             ++count[0][c & digit]; /* the counts of unused passes are never read */
             ++count[1][(c >> width) & digit];
             ++count[2][(c >> (2 * width)) & digit];
@@ -1057,7 +1054,6 @@ struct re_topk {
             }
             std::swap(words, other);
         }
-        const Py_ssize_t len = n < k ? n : k;
         for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) words[i];
         return len;
     }
@@ -1209,46 +1205,57 @@ static inline void re_compress_from_entries(const re_entry<float, int32_t>* in, 
     }
 }
 
-/* The start of each block of the compress scans, at row[j:j + 32]: a compaction if the
- * block could fill the buffer (returns true: the threshold changed; w, the buffer's length,
- * is updated), and the block's exclusions as a mask (x moves past them). */
-static inline bool re_compress_block(re_topk<float, int32_t>& st, float* vals, int32_t* ids, Py_ssize_t& w,
-                                     const int64_t*& x, Py_ssize_t j, uint32_t& excluded) {
-    const bool new_t = w > st.cap - RE_TOPK_BLOCK;
-    if (new_t) {
-        re_compress_to_entries(vals, ids, w, st.buf);
-        st.n = w;
-        st.compact();
-        w = st.n;
+/* The state of a compress scan between its blocks: the two arrays (cap + 16 values and
+ * cap + 16 ids, in the values and keys region of the scratch) and their length w, the
+ * exclusions ahead, the NaN/infinite count and the read-ahead; made from the buffer's
+ * entries, and put back into them by finish. */
+struct re_compress_state {
+    re_topk<float, int32_t>& st;
+    float* const vals;
+    int32_t* const ids;
+    const int64_t* x;
+    Py_ssize_t w;
+    int64_t bad;
+    re_readahead ra;
+
+    explicit re_compress_state(re_topk<float, int32_t>& st_)
+        : st(st_), vals((float*) (st_.base + (size_t) st_.cap * 32)),
+          ids((int32_t*) (st_.base + (size_t) st_.cap * 40)), x(st_.x), w(st_.n), bad(0), ra(st_.ra) {
         re_compress_from_entries(st.buf, w, vals, ids);
     }
-    excluded = 0;
-    if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
-        for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
-    return new_t;
-}
 
-/* The end of the compress scans: the arrays into buffer entries, the state back into st,
- * and the scores after the last whole block, one by one. */
-static inline void re_compress_finish(const float* row, Py_ssize_t m, Py_ssize_t j, re_topk<float, int32_t>& st,
-                                      const float* vals, const int32_t* ids, Py_ssize_t w, const int64_t* x,
-                                      int64_t bad, const re_readahead& ra) {
-    re_compress_to_entries(vals, ids, w, st.buf);
-    st.n = w;
-    st.x = x;
-    st.n_bad += bad;
-    st.ra = ra;
-    for (; j < m; ++j)
-        if (re_flag(row[j], st.t)) st.offer(row[j], j);
-}
+    /* The start of the block row[j:j + 32]: a line of the next row requested (half the pace
+     * this row is read: the rest during the sort), a compaction if the block could fill the
+     * buffer (returns true: the threshold changed), and the block's exclusions as a mask
+     * (x moves past them). */
+    inline bool block(Py_ssize_t j, uint32_t& excluded) {
+        ra.step();
+        const bool new_t = w > st.cap - RE_TOPK_BLOCK;
+        if (new_t) {
+            re_compress_to_entries(vals, ids, w, st.buf);
+            st.n = w;
+            st.compact();
+            w = st.n;
+            re_compress_from_entries(st.buf, w, vals, ids);
+        }
+        excluded = 0;
+        if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
+            for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
+        return new_t;
+    }
 
-/* The arrays of the compress scans: cap + 16 values and cap + 16 ids */
-static inline float* re_compress_vals(re_topk<float, int32_t>& st) {
-    return (float*) (st.base + (size_t) st.cap * 32);
-}
-static inline int32_t* re_compress_ids(re_topk<float, int32_t>& st) {
-    return (int32_t*) (st.base + (size_t) st.cap * 40);
-}
+    /* The end: the arrays into buffer entries, the state back into st, and the scores after
+     * the last whole block, one by one. */
+    void finish(const float* row, Py_ssize_t m, Py_ssize_t j) {
+        re_compress_to_entries(vals, ids, w, st.buf);
+        st.n = w;
+        st.x = x;
+        st.n_bad += bad;
+        st.ra = ra;
+        for (; j < m; ++j)
+            if (re_flag(row[j], st.t)) st.offer(row[j], j);
+    }
+};
 
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
 RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
@@ -1257,19 +1264,12 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    float* const vals = re_compress_vals(st);
-    int32_t* const ids = re_compress_ids(st);
-    const int64_t* x = st.x;
+    re_compress_state cs(st);
     __m256 vt = _mm256_set1_ps(st.t);
-    Py_ssize_t w = st.n;
-    re_compress_from_entries(st.buf, w, vals, ids);
-    int64_t bad = 0;
     Py_ssize_t j = 0;
-    re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        ra.step(); /* half the pace this row is read: the rest during the sort */
         uint32_t excluded;
-        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm256_set1_ps(st.t);
+        if (cs.block(j, excluded)) vt = _mm256_set1_ps(st.t);
         __m256 v[4];
         uint32_t keep = 0;
         __m256i mag = _mm256_setzero_si256();
@@ -1284,37 +1284,30 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
                 is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
                           << (8 * q);
             keep &= ~is_bad;
-            bad += __builtin_popcount(is_bad & ~excluded);
+            cs.bad += __builtin_popcount(is_bad & ~excluded);
         }
         keep &= ~excluded;
         for (int q = 0; q < 4; ++q) {
             const uint32_t mask = (keep >> (8 * q)) & 0xff;
             const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
-            _mm256_storeu_ps(vals + w, _mm256_permutevar8x32_ps(v[q], perm));
-            _mm256_storeu_si256((__m256i*) (ids + w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
-                                                                       _mm256_set1_epi32((int32_t) (j + 8 * q))));
-            w += __builtin_popcount(mask);
+            _mm256_storeu_ps(cs.vals + cs.w, _mm256_permutevar8x32_ps(v[q], perm));
+            _mm256_storeu_si256((__m256i*) (cs.ids + cs.w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
+                                                                             _mm256_set1_epi32((int32_t) (j + 8 * q))));
+            cs.w += __builtin_popcount(mask);
         }
     }
-    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
+    cs.finish(row, m, j);
 }
 
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    float* const vals = re_compress_vals(st);
-    int32_t* const ids = re_compress_ids(st);
-    const int64_t* x = st.x;
+    re_compress_state cs(st);
     __m512 vt = _mm512_set1_ps(st.t);
-    Py_ssize_t w = st.n;
-    re_compress_from_entries(st.buf, w, vals, ids);
-    int64_t bad = 0;
     Py_ssize_t j = 0;
-    re_readahead ra = st.ra;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        ra.step(); /* half the pace this row is read: the rest during the sort */
         uint32_t excluded;
-        if (re_compress_block(st, vals, ids, w, x, j, excluded)) vt = _mm512_set1_ps(st.t);
+        if (cs.block(j, excluded)) vt = _mm512_set1_ps(st.t);
         const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
         const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
                                              _mm512_castps_si512(_mm512_abs_ps(v2[1])));
@@ -1326,15 +1319,15 @@ RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re
             if (block_bad) {
                 keep = _mm512_mask_cmp_ps_mask(keep, v, inf, _CMP_LT_OQ);
                 const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
-                bad += __builtin_popcount((unsigned) is_bad);
+                cs.bad += __builtin_popcount((unsigned) is_bad);
             }
-            _mm512_storeu_ps(vals + w, _mm512_maskz_compress_ps(keep, v));
-            _mm512_storeu_si512((void*) (ids + w), _mm512_maskz_compress_epi32(
-                                                        keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
-            w += __builtin_popcount((unsigned) keep);
+            _mm512_storeu_ps(cs.vals + cs.w, _mm512_maskz_compress_ps(keep, v));
+            _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(
+                                                              keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
+            cs.w += __builtin_popcount((unsigned) keep);
         }
     }
-    re_compress_finish(row, m, j, st, vals, ids, w, x, bad, ra);
+    cs.finish(row, m, j);
 }
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
@@ -1401,6 +1394,35 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
  * (a threshold a little lower: a few more scores pass it). */
 enum { RE_SAMPLE_HIST_BITS = 11 };
 
+/* The sample's keys (re_sample_threshold), without AVX-512: NaN and infinite scores get key
+ * 0, below every finite score's (loops the compiler vectorises); n_ok counts the finite
+ * ones; lo and hi: the smallest and largest key. */
+template <typename T>
+static inline void re_sample_keys(const T* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key, Py_ssize_t* n_ok,
+                                  uint32_t* lo, uint32_t* hi, re_readahead& ra) {
+    Py_ssize_t ok_all = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
+        uint32_t* kc = key + c * RE_TOPK_SAMPLE_RUN;
+        int32_t ok = 0;
+        for (Py_ssize_t b = 0; b < RE_TOPK_SAMPLE_RUN; ++b) {
+            const uint32_t good = (uint32_t) !re_score<T>::bad(p[b]);
+            kc[b] = re_key32(p[b]) & (0u - good);
+            ok += (int32_t) good;
+        }
+        ok_all += ok;
+    }
+    uint32_t l = 0xffffffffu, h = 0;
+    for (Py_ssize_t i = 0; i < chunks * RE_TOPK_SAMPLE_RUN; ++i) {
+        l = key[i] < l ? key[i] : l;
+        h = key[i] > h ? key[i] : h;
+    }
+    *n_ok = ok_all;
+    *lo = l;
+    *hi = h;
+}
+
 template <typename T>
 static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0,
                                        re_readahead& ra) {
@@ -1409,32 +1431,14 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
     uint32_t* sub = key + RE_TOPK_SAMPLE;
     const Py_ssize_t chunks = k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;
-    /* NaN and infinite scores get key 0, below every finite score's (loops the compiler
-     * vectorises); n_ok counts the finite ones */
+    /* the sampled keys (NaN and infinite scores: 0), how many are finite, their range */
     const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
     Py_ssize_t n_ok = 0;
     uint32_t lo = 0xffffffffu, hi = 0;
 #if RE_TOPK_AVX2
     if (!(re_cpu_has_avx512() && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra)))
 #endif
-    {
-    for (Py_ssize_t c = 0; c < chunks; ++c) {
-        ra.steps(6);
-        const T* p = row + (c * (m - RE_TOPK_SAMPLE_RUN)) / (chunks - 1);
-        uint32_t* kc = key + c * RE_TOPK_SAMPLE_RUN;
-        int32_t ok = 0;
-        for (Py_ssize_t b = 0; b < RE_TOPK_SAMPLE_RUN; ++b) {
-            const uint32_t good = (uint32_t) !S::bad(p[b]);
-            kc[b] = re_key32(p[b]) & (0u - good);
-            ok += (int32_t) good;
-        }
-        n_ok += ok;
-    }
-    for (Py_ssize_t i = 0; i < ns; ++i) {
-        lo = key[i] < lo ? key[i] : lo;
-        hi = key[i] > hi ? key[i] : hi;
-    }
-    }
+        re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra);
     const double mu = (double) n_ok * (double) k / (double) m;
     const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
     if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
