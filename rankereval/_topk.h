@@ -20,13 +20,15 @@
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks. Where about one score a block or more passes (float32, a sampled threshold,
- *   k >= m / 32), the scan has no branch on the scores at all: the passing scores of each 8
- *   or 16 are moved together with their ids (AVX2 permutation, AVX-512 compress) and
- *   appended (re_scan_compress_avx2/avx512).
+ *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold,
+ *   k >= m / 256), the scan has no branch on the scores at all: the ids of the passing
+ *   scores of each 8 or 16 are moved together (AVX2 permutation, AVX-512 compress) and
+ *   appended (re_scan_compress_avx2/avx512); their scores are read back at the end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
- *   exclusions of a block clear their bits from its mask.
+ *   exclusions of a block clear their bits from its mask. The compress scan, which looks
+ *   at every block, first sets the row's exclusions as bits in a per-thread mask (and
+ *   clears them after): a test per block would be mispredicted about once an exclusion.
  * - At the end the winners are sorted by descending score, ties in ascending id, and the
  *   first k kept: short lists by insertion sort; for keys and ids of up to 32 bits, as
  *   64-bit words of an order-preserving key (inverted) above the id, which are distinct, so
@@ -1182,20 +1184,20 @@ static inline const re_compress_table& re_compress_lanes() {
 }
 
 /* The scan of a dense float32 row (int32 ids) once a threshold exists, where many scores
- * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
- * of re_scan_dense visits the flagged scores of each block one by one, and the end of
- * that loop is a branch mispredicted about once a block when most blocks hold one to a few
- * flagged scores. Here nothing depends on the scores but the rare: each 8 (AVX2) or 16
- * (AVX-512) scores are compared with t, the ones above it are moved to the front of the
- * vector (AVX2: a permutation from re_compress_table; AVX-512: vcompressps) and so are
- * their ids, and both are stored at the ends of two arrays (the values and keys region of
- * the scratch), which then grow by their number (stores past the end are overwritten
- * later); the arrays become buffer entries at the end, or before a compaction, which
- * happens between blocks when the buffer might fill. (Interleaving values and ids into
- * entries in the scan took four more shuffles per 8 scores, on the port that the
- * comparisons and the compress saturate.) A block's exclusions clear its mask first.
- * NaN and infinite scores are found once a block (the largest magnitude's bits are at
- * least infinity's: rare); only in such a block are they left out and counted. */
+ * pass it (a sampled threshold, k >= m / 256: a few in a thousand or more). The block loop
+ * of re_scan_dense visits the flagged scores of each block one by one, and its branches
+ * are mispredicted about once a flagged block. Here nothing depends on the scores but the
+ * rare: each 8 (AVX2) or 16 (AVX-512) scores are compared with t, and the ids of the ones
+ * above it are moved to the front of a vector (AVX2: a permutation from re_compress_table;
+ * AVX-512: vpcompressd) and stored at the end of an array (the values region of the
+ * scratch), which then grows by their number (stores past the end are overwritten later);
+ * their scores are read back from the row (in the cache; AVX-512: a gather) into buffer
+ * entries at the end, or before a compaction, which happens between blocks when the buffer
+ * might fill. (Moving the scores too took a second compress per 16 scores, on the port
+ * that the comparisons and the compress saturate: 7% of k = 1000.) A block's exclusions,
+ * a word of the row's exclusion mask, clear its mask first. NaN and infinite scores are
+ * found once a block (the largest magnitude's bits are at least infinity's: rare); only in
+ * such a block are they left out and counted. */
 static inline void re_compress_to_entries(const float* row, const int32_t* ids, Py_ssize_t n,
                                           re_entry<float, int32_t>* out) {
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -1256,10 +1258,10 @@ struct re_compress_state {
         st.n = w;
     }
 
-    /* The start of the block row[j:j + 32]: a line of the next row requested (half the pace
-     * this row is read: the rest during the sort), a compaction if the block could fill the
-     * buffer (returns true: the threshold changed), and the block's exclusions as a mask
-     * (x moves past them). */
+    /* The start of the block row[j:j + 32]: lines of the next row requested (at the pace
+     * this row is read, or half of it when the sort will be long: the rest during the
+     * sort), a compaction if the block could fill the buffer (returns true: the threshold
+     * changed), and the block's exclusions as a mask. */
     inline bool block(Py_ssize_t j, uint32_t& excluded) {
         ra.steps(lines);
         const bool new_t = w > st.cap - RE_TOPK_BLOCK;
@@ -1407,9 +1409,11 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
  * then pass it (about 1.3 k at k = 1000 of 20 000), and fewer than k only in a few rows
  * in a hundred: then a second pass over the row, which is still in the cache, collects
  * the rest. The sample is 512 scores (1024 from k = 256: a tighter threshold saves more
- * there), in runs of 32 spread over the row. Not used for a short row or a small k, where
- * the first `cap` scores of the row give a threshold as good for less, nor when k is a
- * large part of the row.
+ * there), in runs of 32 spread over the row. Not used for a short row (under 4 096
+ * scores), where the first `cap` scores give a threshold for less, nor when k is a large
+ * part of the row. At a small k too it pays: a threshold that rises from the first `cap`
+ * scores lets hundreds of early scores through, each a mispredicted branch (k = 10 of
+ * 20 000 scores a row, two threads reading from memory: about 25% less time with it).
  *
  * The r-th largest sampled score is found on the top 32 bits of the order-preserving keys
  * without a data-dependent branch per score (a selection such as std::nth_element
