@@ -11,9 +11,13 @@ The workload is what a recommender evaluation starts from: a dense ``float32`` s
 must not be recommended, as a SciPy CSR matrix (``--exclusions`` random (user, item) pairs,
 seed 1). For each ``k`` it times, side by side in one run (median of ``--repeats`` calls):
 
-* ``floor (numpy sum)``: ``scores.sum()``, one read of the matrix by NumPy (one thread);
-  ``floor (torch sum)``: ``torch.sum`` of the same memory (all threads) -- no selection can
-  be faster than reading its input once;
+* the floor, one read of the matrix -- no selection can be faster than reading its input
+  once: ``floor (read, 1 thread)`` and ``floor (read, N threads)``, ``np.max`` over the
+  matrix (a vectorised reduction that runs at memory speed: the fastest NumPy read) on one
+  thread and over N row blocks on N threads (as many as rankereval uses), taking turns with
+  the rankereval calls below; ``floor (numpy sum)``: ``scores.sum()`` (one thread; float32
+  pairwise summation is slower than memory, the floor the issue named first);
+  ``floor (torch sum)``: ``torch.sum`` of the same memory (all threads);
 * ``rankereval``: ``Rankings.from_scores(scores, k=k)``, without and with
   ``invalid_items=train``; with them on all threads and (``threadpoolctl``) on one, all the
   ``k`` and both thread counts taking turns call by call (first, before the other cases),
@@ -41,6 +45,7 @@ import os
 import platform
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 # benchmark the in-place build of this checkout if there is one, else the installed package
@@ -188,15 +193,24 @@ def run(args):
     # between thread counts are targets)
     one = {k: [] for k in args.k}
     two = {k: [] for k in args.k}
-    log("rankereval + exclusions, all k and 1 or all threads taking turns")
+    n_threads = res["threads"]["rankereval"]
+    pool = ThreadPoolExecutor(n_threads)  # NumPy releases the GIL in the reduction
+    blocks = [scores[i * n // n_threads:(i + 1) * n // n_threads] for i in range(n_threads)]
+    read1, read_n = [], []
+    log("rankereval + exclusions, all k and 1 or all threads taking turns, with the read floor")
     for _ in range(rep):
         for k in args.k:
             with thread_limit(1):
                 one[k] += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
             two[k] += timed(lambda: Rankings.from_scores(scores, k=k, invalid_items=train), 1)
+        read1 += timed(lambda: scores.max(), 1)
+        read_n += timed(lambda: list(pool.map(np.max, blocks)), 1)
+    pool.shutdown()
     for k in args.k:
         record("rankereval + exclusions", k, two[k])
         record("rankereval + exclusions, 1 thread", k, one[k])
+    record("floor (read, 1 thread)", None, read1)
+    record(f"floor (read, {n_threads} threads)", None, read_n, threads=n_threads)
     for k in args.k:
         log(f"k = {k}")
         record("floor (numpy sum)", k, timed(lambda: scores.sum(), rep))
@@ -254,6 +268,9 @@ def table(res):
         ("floor: NumPy sum (1 thread)", "floor (numpy sum)"),
         ("floor: torch sum", "floor (torch sum)"),
     ]
+    reads = {c["case"]: c for c in res["cases"] if c["case"].startswith("floor (read")}
+    read1 = reads.get("floor (read, 1 thread)")
+    read_n = next((c for name, c in reads.items() if name != "floor (read, 1 thread)"), None)
     cfg = res["config"]
     lines = [
         f".. list-table:: Top-k of {cfg['users']:_} users x {cfg['items']:_} items, float32, "
@@ -269,6 +286,13 @@ def table(res):
         lines.append(f"   * - {label}")
         for k in ks:
             lines.append(f"     - {_fmt(cases[key, k]) if (key, k) in cases else '—'}")
+    if read_n is not None:
+        lines.append(f"   * - rankereval / read floor ({read_n['threads']} threads)")
+        for k in ks:
+            lines.append(f"     - {cases['rankereval + exclusions', k] / read_n['median_s']:.2f}x")
+        lines.append("   * - same, 1 thread / read floor (1 thread)")
+        for k in ks:
+            lines.append(f"     - {cases['rankereval + exclusions, 1 thread', k] / read1['median_s']:.2f}x")
     lines.append("   * - rankereval / NumPy-sum floor")
     for k in ks:
         lines.append(f"     - {cases['rankereval + exclusions', k] / cases['floor (numpy sum)', k]:.2f}x")
@@ -276,6 +300,11 @@ def table(res):
     for k in ks:
         a = cases["rankereval + exclusions, 1 thread", k] / cases["rankereval + exclusions", k]
         lines.append(f"     - {a:.2f}x")
+    if read_n is not None:
+        lines.append("")
+        lines.append(f"The read floor, taking turns with the rankereval calls: one read of the matrix takes "
+                     f"{_fmt(read1['median_s'])} s on one thread and {_fmt(read_n['median_s'])} s on "
+                     f"{read_n['threads']} ({read1['median_s'] / read_n['median_s']:.2f}x).")
     mach = res.get("machine", {})
     if mach.get("load_start") and mach.get("load_end"):
         lines.append("")

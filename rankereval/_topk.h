@@ -20,13 +20,15 @@
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks. Where about one score a block or more passes (float32, a sampled threshold,
- *   k >= m / 32), the scan has no branch on the scores at all: the passing scores of each 8
- *   or 16 are moved together with their ids (AVX2 permutation, AVX-512 compress) and
- *   appended (re_scan_compress_avx2/avx512).
+ *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold,
+ *   k >= m / 256), the scan has no branch on the scores at all: the ids of the passing
+ *   scores of each 8 or 16 are moved together (AVX2 permutation, AVX-512 compress) and
+ *   appended (re_scan_compress_avx2/avx512); their scores are read back at the end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
- *   exclusions of a block clear their bits from its mask.
+ *   exclusions of a block clear their bits from its mask. The compress scan, which looks
+ *   at every block, first sets the row's exclusions as bits in a per-thread mask (and
+ *   clears them after): a test per block would be mispredicted about once an exclusion.
  * - At the end the winners are sorted by descending score, ties in ascending id, and the
  *   first k kept: short lists by insertion sort; for keys and ids of up to 32 bits, as
  *   64-bit words of an order-preserving key (inverted) above the id, which are distinct, so
@@ -824,8 +826,15 @@ enum { RE_TOPK_SHORT = 32 };
 
 /* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
  * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample */
-static inline size_t re_topk_scratch_bytes(Py_ssize_t cap) {
-    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64; /* the sample: 2 keys of 4 bytes */
+/* The per-thread scratch space: the buffers of cap entries and the sample (whose size, a
+ * multiple of 64, is where the exclusion masks start), then for dense rows of m scores the
+ * exclusion masks of the compress scan, a bit per score (re_compress_state), which must be
+ * zero when the space is allocated (the scan clears what it sets). */
+static inline size_t re_topk_scratch_fixed(Py_ssize_t cap) {
+    return ((size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64 + 63) & ~(size_t) 63; /* the sample: 2 keys of 4 bytes */
+}
+static inline size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) {
+    return re_topk_scratch_fixed(cap) + ((size_t) m / 32 + 1) * 4;
 }
 
 /* The selection state of one row. */
@@ -1175,81 +1184,103 @@ static inline const re_compress_table& re_compress_lanes() {
 }
 
 /* The scan of a dense float32 row (int32 ids) once a threshold exists, where many scores
- * pass it (about one a block or more: k >= m / 32, a sampled threshold). The block loop
- * of re_scan_dense visits the flagged scores of each block one by one, and the end of
- * that loop is a branch mispredicted about once a block when most blocks hold one to a few
- * flagged scores. Here nothing depends on the scores but the rare: each 8 (AVX2) or 16
- * (AVX-512) scores are compared with t, the ones above it are moved to the front of the
- * vector (AVX2: a permutation from re_compress_table; AVX-512: vcompressps) and so are
- * their ids, and both are stored at the ends of two arrays (the values and keys region of
- * the scratch), which then grow by their number (stores past the end are overwritten
- * later); the arrays become buffer entries at the end, or before a compaction, which
- * happens between blocks when the buffer might fill. (Interleaving values and ids into
- * entries in the scan took four more shuffles per 8 scores, on the port that the
- * comparisons and the compress saturate.) A block's exclusions clear its mask first.
- * NaN and infinite scores are found once a block (the largest magnitude's bits are at
- * least infinity's: rare); only in such a block are they left out and counted. */
-static inline void re_compress_to_entries(const float* vals, const int32_t* ids, Py_ssize_t n,
+ * pass it (a sampled threshold, k >= m / 256: a few in a thousand or more). The block loop
+ * of re_scan_dense visits the flagged scores of each block one by one, and its branches
+ * are mispredicted about once a flagged block. Here nothing depends on the scores but the
+ * rare: each 8 (AVX2) or 16 (AVX-512) scores are compared with t, and the ids of the ones
+ * above it are moved to the front of a vector (AVX2: a permutation from re_compress_table;
+ * AVX-512: vpcompressd) and stored at the end of an array (the values region of the
+ * scratch), which then grows by their number (stores past the end are overwritten later);
+ * their scores are read back from the row (in the cache; AVX-512: a gather) into buffer
+ * entries at the end, or before a compaction, which happens between blocks when the buffer
+ * might fill. (Moving the scores too took a second compress per 16 scores, on the port
+ * that the comparisons and the compress saturate: 7% of k = 1000.) A block's exclusions,
+ * a word of the row's exclusion mask, clear its mask first. NaN and infinite scores are
+ * found once a block (the largest magnitude's bits are at least infinity's: rare); only in
+ * such a block are they left out and counted. */
+static inline void re_compress_to_entries(const float* row, const int32_t* ids, Py_ssize_t n,
                                           re_entry<float, int32_t>* out) {
     for (Py_ssize_t i = 0; i < n; ++i) {
-        out[i].v = vals[i];
+        out[i].v = row[ids[i]];
         out[i].id = ids[i];
     }
 }
 
-static inline void re_compress_from_entries(const re_entry<float, int32_t>* in, Py_ssize_t n, float* vals,
-                                            int32_t* ids) {
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        vals[i] = in[i].v;
-        ids[i] = in[i].id;
+/* The same with AVX-512: 16 scores gathered at a time, interleaved with their ids. */
+RE_AVX512 static void re_compress_to_entries_avx512(const float* row, const int32_t* ids, Py_ssize_t n,
+                                                    re_entry<float, int32_t>* out) {
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    Py_ssize_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i id = _mm512_loadu_si512((const void*) (ids + i));
+        const __m512i v = _mm512_castps_si512(_mm512_i32gather_ps(id, row, 4));
+        _mm512_storeu_si512((void*) (out + i), _mm512_permutex2var_epi32(v, first, id));
+        _mm512_storeu_si512((void*) (out + i + 8), _mm512_permutex2var_epi32(v, second, id));
     }
+    re_compress_to_entries(row, ids + i, n - i, out + i);
 }
 
-/* The state of a compress scan between its blocks: the two arrays (cap + 16 values and
- * cap + 16 ids, in the values and keys region of the scratch) and their length w, the
- * exclusions ahead, the NaN/infinite count and the read-ahead; made from the buffer's
- * entries, and put back into them by finish. */
+/* The state of a compress scan between its blocks: the ids of the scores above the
+ * threshold so far (an array of cap + 16, in the values region of the scratch) and their
+ * number w, the exclusions ahead, the NaN/infinite count and the read-ahead; made from the
+ * buffer's entries, and put back into them (the scores read again from the row, in the
+ * cache) before a compaction and by finish. */
 struct re_compress_state {
     re_topk<float, int32_t>& st;
-    float* const vals;
+    const float* const row;
     int32_t* const ids;
-    const int64_t* x;
+    uint32_t* const xmask; /* the exclusions, a bit per score */
     Py_ssize_t w;
     int64_t bad;
     re_readahead ra;
+    const int lines; /* of the next row a block: all of it in the scan, or half when the sort is long */
+    const bool avx512;
 
-    explicit re_compress_state(re_topk<float, int32_t>& st_)
-        : st(st_), vals((float*) (st_.base + (size_t) st_.cap * 32)),
-          ids((int32_t*) (st_.base + (size_t) st_.cap * 40)), x(st_.x), w(st_.n), bad(0), ra(st_.ra) {
-        re_compress_from_entries(st.buf, w, vals, ids);
+    re_compress_state(re_topk<float, int32_t>& st_, const float* row_, Py_ssize_t m, bool avx512_)
+        : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
+          xmask((uint32_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(st_.n), bad(0), ra(st_.ra),
+          lines(st_.k * 32 < m ? 2 : 1), avx512(avx512_) {
+        from_entries();
+        for (const int64_t* e = st.x; e < st.x_end; ++e)
+            if (*e < m) xmask[*e / RE_TOPK_BLOCK] |= (uint32_t) 1 << (*e % RE_TOPK_BLOCK);
     }
 
-    /* The start of the block row[j:j + 32]: a line of the next row requested (half the pace
-     * this row is read: the rest during the sort), a compaction if the block could fill the
-     * buffer (returns true: the threshold changed), and the block's exclusions as a mask
-     * (x moves past them). */
+    inline void from_entries() {
+        for (Py_ssize_t i = 0; i < w; ++i) ids[i] = st.buf[i].id;
+    }
+
+    inline void to_entries() {
+        if (avx512)
+            re_compress_to_entries_avx512(row, ids, w, st.buf);
+        else
+            re_compress_to_entries(row, ids, w, st.buf);
+        st.n = w;
+    }
+
+    /* The start of the block row[j:j + 32]: lines of the next row requested (at the pace
+     * this row is read, or half of it when the sort will be long: the rest during the
+     * sort), a compaction if the block could fill the buffer (returns true: the threshold
+     * changed), and the block's exclusions as a mask. */
     inline bool block(Py_ssize_t j, uint32_t& excluded) {
-        ra.step();
+        ra.steps(lines);
         const bool new_t = w > st.cap - RE_TOPK_BLOCK;
         if (new_t) {
-            re_compress_to_entries(vals, ids, w, st.buf);
-            st.n = w;
+            to_entries();
             st.compact();
             w = st.n;
-            re_compress_from_entries(st.buf, w, vals, ids);
+            from_entries();
         }
-        excluded = 0;
-        if (x < st.x_end && *x < j + RE_TOPK_BLOCK)
-            for (; x < st.x_end && *x < j + RE_TOPK_BLOCK; ++x) excluded |= (uint32_t) 1 << (*x - j);
+        excluded = xmask[j / RE_TOPK_BLOCK];
         return new_t;
     }
 
-    /* The end: the arrays into buffer entries, the state back into st, and the scores after
+    /* The end: the ids into buffer entries, the state back into st, and the scores after
      * the last whole block, one by one. */
-    void finish(const float* row, Py_ssize_t m, Py_ssize_t j) {
-        re_compress_to_entries(vals, ids, w, st.buf);
-        st.n = w;
-        st.x = x;
+    void finish(Py_ssize_t m, Py_ssize_t j) {
+        to_entries();
+        for (const int64_t* e = st.x; e < st.x_end; ++e)
+            if (*e < m) xmask[*e / RE_TOPK_BLOCK] = 0;
         st.n_bad += bad;
         st.ra = ra;
         for (; j < m; ++j)
@@ -1264,7 +1295,7 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_compress_state cs(st);
+    re_compress_state cs(st, row, m, false);
     __m256 vt = _mm256_set1_ps(st.t);
     Py_ssize_t j = 0;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
@@ -1290,19 +1321,18 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
         for (int q = 0; q < 4; ++q) {
             const uint32_t mask = (keep >> (8 * q)) & 0xff;
             const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
-            _mm256_storeu_ps(cs.vals + cs.w, _mm256_permutevar8x32_ps(v[q], perm));
             _mm256_storeu_si256((__m256i*) (cs.ids + cs.w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
                                                                              _mm256_set1_epi32((int32_t) (j + 8 * q))));
             cs.w += __builtin_popcount(mask);
         }
     }
-    cs.finish(row, m, j);
+    cs.finish(m, j);
 }
 
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    re_compress_state cs(st);
+    re_compress_state cs(st, row, m, true);
     __m512 vt = _mm512_set1_ps(st.t);
     Py_ssize_t j = 0;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
@@ -1321,13 +1351,12 @@ RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re
                 const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
                 cs.bad += __builtin_popcount((unsigned) is_bad);
             }
-            _mm512_storeu_ps(cs.vals + cs.w, _mm512_maskz_compress_ps(keep, v));
             _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(
                                                               keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
             cs.w += __builtin_popcount((unsigned) keep);
         }
     }
-    cs.finish(row, m, j);
+    cs.finish(m, j);
 }
 
 /* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
@@ -1339,7 +1368,7 @@ static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>
 }
 static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!avx2 || !st.have_t || st.have_hi || st.k * RE_TOPK_BLOCK < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
+    if (!avx2 || !st.have_t || st.have_hi || st.k * 256 < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
     if (re_cpu_has_avx512())
         re_scan_compress_avx512(row, m, st);
     else
@@ -1380,9 +1409,11 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
  * then pass it (about 1.3 k at k = 1000 of 20 000), and fewer than k only in a few rows
  * in a hundred: then a second pass over the row, which is still in the cache, collects
  * the rest. The sample is 512 scores (1024 from k = 256: a tighter threshold saves more
- * there), in runs of 32 spread over the row. Not used for a short row or a small k, where
- * the first `cap` scores of the row give a threshold as good for less, nor when k is a
- * large part of the row.
+ * there), in runs of 32 spread over the row. Not used for a short row (under 4 096
+ * scores), where the first `cap` scores give a threshold for less, nor when k is a large
+ * part of the row. At a small k too it pays: a threshold that rises from the first `cap`
+ * scores lets hundreds of early scores through, each a mispredicted branch (k = 10 of
+ * 20 000 scores a row, two threads reading from memory: about 25% less time with it).
  *
  * The r-th largest sampled score is found on the top 32 bits of the order-preserving keys
  * without a data-dependent branch per score (a selection such as std::nth_element
@@ -1427,7 +1458,7 @@ template <typename T>
 static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k, T* sample, T* t0,
                                        re_readahead& ra) {
     typedef re_score<T> S;
-    if (k < 32 || m < 8 * RE_TOPK_SAMPLE) return false;
+    if (m < 8 * RE_TOPK_SAMPLE) return false;
     uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
     uint32_t* sub = key + RE_TOPK_SAMPLE;
     const Py_ssize_t chunks = k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;

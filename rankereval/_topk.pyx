@@ -10,7 +10,7 @@ dispatches on the code once per row: one Cython function instead of a fused
 specialisation per score type keeps the extension small and quick to build.
 """
 from cython.parallel cimport parallel, prange
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free
 
 from rankereval._typedefs cimport int8_t, int64_t
 from libc.stdint cimport uint8_t
@@ -23,7 +23,7 @@ cdef extern from "_topk.h":
         RE_DENSE
         RE_LISTED
         RE_SPARSE
-    size_t re_topk_scratch_bytes(Py_ssize_t cap) noexcept nogil
+    size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) noexcept nogil
     void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
                      Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
                      const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
@@ -59,7 +59,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
     cdef bint is_dense = dense is not None
     cdef Py_ssize_t n = dense.shape[0] if is_dense else indptr.shape[0] - 1, i, r, start, length
     cdef void* scratch = NULL
-    cdef size_t nbytes = re_topk_scratch_bytes(cap)
+    cdef size_t nbytes = re_topk_scratch_bytes(cap, m if is_dense else 0)
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)  # shared flag (a scalar would be thread-private)
     cdef const int64_t* vp = &v_indptr[0]
     cdef const int64_t* vi = &v_ids[0]
@@ -87,7 +87,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
         dp = &data[0]
         ip = &ids[0]
     with nogil, parallel(num_threads=n_threads):
-        scratch = malloc(nbytes)
+        scratch = calloc(nbytes, 1)  # zeroed: the exclusion masks of the dense scan start clear
         if scratch == NULL:
             failed[0] = 1
         else:
