@@ -855,15 +855,31 @@ struct re_topk {
     T hi; /* and, once have_hi, at most hi (the second pass after a sampled threshold) */
     bool have_t, have_hi, compacted;
     re_readahead ra; /* the thread's next row (re_readahead): requested during the work */
+    /* After an AVX-512 compress scan the candidates may still be ids in the scan's array
+     * (ids_list, n of them; their scores in ids_row): made entries of buf by
+     * pending_entries when anything but the packed sort needs them (materialize), or read
+     * straight into the packed sort's words and keys by pending_words. */
+    const void* ids_row;
+    const int32_t* ids_list;
+    void (*pending_entries)(re_topk&);
+    void (*pending_words)(re_topk&, uint32_t*, uint64_t*, uint32_t*, uint32_t*);
 
     re_topk(void* scratch, Py_ssize_t cap_, Py_ssize_t k_, const int64_t* x_, const int64_t* x_end_)
         : n(0), cap(cap_), k(k_), x(x_), x_end(x_end_), n_bad(0), t(), hi(), have_t(false), have_hi(false),
-          compacted(false) {
+          compacted(false), ids_row(NULL), ids_list(NULL), pending_entries(NULL), pending_words(NULL) {
         base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
         buf = (re_entry<T, ID>*) base;
         tmp = buf + cap;
         vals = (T*) (base + (size_t) cap * 32);
         sample = (T*) (base + (size_t) cap * 48);
+    }
+
+    inline void materialize() {
+        if (pending_entries != NULL) {
+            pending_entries(*this);
+            pending_entries = NULL;
+            pending_words = NULL;
+        }
     }
 
     struct greater { /* a functor, so that the selection inlines the comparison */
@@ -996,7 +1012,14 @@ struct re_topk {
         uint32_t lo = 0xffffffffu, hi = 0;
 #if RE_TOPK_AVX2
         const bool avx2 = re_cpu_has_avx2(), avx512 = re_cpu_has_avx512();
-        if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
+        bool have_words = false;
+        if (pending_words != NULL) { /* the words straight from the ids (AVX-512) */
+            pending_words(*this, key, other, &lo, &hi);
+            pending_entries = NULL;
+            pending_words = NULL;
+            have_words = true;
+        }
+        if (!have_words && !(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
 #endif
             for (Py_ssize_t i = 0; i < n; ++i) {
                 const uint32_t c = (uint32_t) (U) ~S::ukey(buf[i].v);
@@ -1072,8 +1095,12 @@ struct re_topk {
      * except before a short insertion sort. */
     template <typename Q>
     Py_ssize_t write(Q* out) {
-        if (n > k && k <= RE_TOPK_SHORT) compact();
+        if (n > k && k <= RE_TOPK_SHORT) {
+            materialize();
+            compact();
+        }
         if (n > RE_TOPK_SHORT && sizeof(U) <= 4 && sizeof(ID) <= 4) return write_packed(out);
+        materialize();
         const re_entry<T, ID>* r = sorted();
         if (n > k) n = k;
         for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
@@ -1192,12 +1219,18 @@ static inline const re_compress_table& re_compress_lanes() {
  * AVX-512: vpcompressd) and stored at the end of an array (the values region of the
  * scratch), which then grows by their number (stores past the end are overwritten later);
  * their scores are read back from the row (in the cache; AVX-512: a gather) into buffer
- * entries at the end, or before a compaction, which happens between blocks when the buffer
- * might fill. (Moving the scores too took a second compress per 16 scores, on the port
- * that the comparisons and the compress saturate: 7% of k = 1000.) A block's exclusions,
- * a word of the row's exclusion mask, clear its mask first. NaN and infinite scores are
- * found once a block (the largest magnitude's bits are at least infinity's: rare); only in
- * such a block are they left out and counted. */
+ * entries before a compaction, which happens between blocks when the buffer might fill,
+ * and at the end (AVX-512: straight into the words of the sort, re_words_from_ids_avx512,
+ * unless entries are needed). (Moving the scores too took a second compress per 16
+ * scores, on the port that the comparisons and the compress saturate: 7% of k = 1000.) A
+ * block's exclusions, a word of the row's exclusion mask, clear its mask first. NaN and
+ * infinite scores (the largest magnitude's bits at least infinity's: rare) are looked for
+ * once a block with AVX2, where only such a block leaves them out and counts them; with
+ * AVX-512 once a row, and a row that has one is scanned again, block by block like that.
+ * With AVX-512 the ids of a block advance by an addition and its exclusions are loaded
+ * straight into mask registers: a broadcast, or a move from a general register, would take
+ * the port that the comparisons and the compress share (with the row in the cache,
+ * 8-10% of k = 100 and k = 1000). */
 static inline void re_compress_to_entries(const float* row, const int32_t* ids, Py_ssize_t n,
                                           re_entry<float, int32_t>* out) {
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -1219,6 +1252,31 @@ RE_AVX512 static void re_compress_to_entries_avx512(const float* row, const int3
         _mm512_storeu_si512((void*) (out + i + 8), _mm512_permutex2var_epi32(v, second, id));
     }
     re_compress_to_entries(row, ids + i, n - i, out + i);
+}
+
+/* The words and keys of write_packed straight from the ids and the row (AVX-512): 8 scores
+ * gathered a step, made keys as re_words_avx512 does. The words start where the ids do
+ * (the scan's array is the values region, and so is write_packed's `other`), so the steps
+ * go from the last: a step's words overwrite only ids at positions at least twice its
+ * own, which this step or the ones before it (later positions) have read. */
+RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* ids, Py_ssize_t n, uint32_t* key,
+                                               uint64_t* words, uint32_t* lo, uint32_t* hi) {
+    __m512i vlo = _mm512_set1_epi32(-1), vhi = _mm512_setzero_si512();
+    for (Py_ssize_t i = (n - 1) & ~(Py_ssize_t) 7; i >= 0; i -= 8) {
+        const __mmask16 m = (__mmask16) (n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
+        const __m512i id = _mm512_maskz_loadu_epi32(m, ids + i);
+        const __m512 f = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, id, row, 4);
+        const __m512i b = _mm512_castps_si512(_mm512_add_ps(f, _mm512_setzero_ps())); /* -0.0 made +0.0 */
+        const __m512i c = _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+        const __m512i w = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(c)), 32),
+                                          _mm512_cvtepu32_epi64(_mm512_castsi512_si256(id)));
+        _mm512_mask_storeu_epi64(words + i, (__mmask8) m, w);
+        _mm512_mask_storeu_epi32(key + i, m, c);
+        vlo = _mm512_mask_min_epu32(vlo, m, vlo, c);
+        vhi = _mm512_mask_max_epu32(vhi, m, vhi, c);
+    }
+    *lo = _mm512_reduce_min_epu32(vlo);
+    *hi = _mm512_reduce_max_epu32(vhi);
 }
 
 /* The state of a compress scan between its blocks: the ids of the scores above the
@@ -1263,6 +1321,10 @@ struct re_compress_state {
      * sort), a compaction if the block could fill the buffer (returns true: the threshold
      * changed), and the block's exclusions as a mask. */
     inline bool block(Py_ssize_t j, uint32_t& excluded) {
+        excluded = xmask[j / RE_TOPK_BLOCK];
+        return block(j);
+    }
+    inline bool block(Py_ssize_t) {
         ra.steps(lines);
         const bool new_t = w > st.cap - RE_TOPK_BLOCK;
         if (new_t) {
@@ -1271,20 +1333,36 @@ struct re_compress_state {
             w = st.n;
             from_entries();
         }
-        excluded = xmask[j / RE_TOPK_BLOCK];
         return new_t;
     }
 
     /* The end: the ids into buffer entries, the state back into st, and the scores after
      * the last whole block, one by one. */
     void finish(Py_ssize_t m, Py_ssize_t j) {
-        to_entries();
         for (const int64_t* e = st.x; e < st.x_end; ++e)
             if (*e < m) xmask[*e / RE_TOPK_BLOCK] = 0;
         st.n_bad += bad;
         st.ra = ra;
+        if (avx512 && j == m) { /* no scores after the last block: the ids wait for the sort */
+            st.n = w;
+            st.ids_row = row;
+            st.ids_list = ids;
+            st.pending_entries = entries_from_ids;
+            st.pending_words = words_from_ids;
+            return;
+        }
+        to_entries();
         for (; j < m; ++j)
             if (re_flag(row[j], st.t)) st.offer(row[j], j);
+    }
+
+    static void entries_from_ids(re_topk<float, int32_t>& t) {
+        re_compress_to_entries_avx512((const float*) t.ids_row, t.ids_list, t.n, t.buf);
+    }
+
+    static void words_from_ids(re_topk<float, int32_t>& t, uint32_t* key, uint64_t* words, uint32_t* lo,
+                               uint32_t* hi) {
+        re_words_from_ids_avx512((const float*) t.ids_row, t.ids_list, t.n, key, words, lo, hi);
     }
 };
 
@@ -1329,32 +1407,77 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     cs.finish(m, j);
 }
 
-RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+/* The blocks of the AVX-512 compress scan. EXACT: NaN and infinite scores are looked for in
+ * each block (and left out and counted where found); otherwise the largest magnitude of the
+ * row's scores is only gathered, and the pass returns false, its candidates to be dropped,
+ * when a score was NaN or infinite. */
+template <bool EXACT>
+RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st,
+                                                     re_compress_state& cs, Py_ssize_t& j) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    re_compress_state cs(st, row, m, true);
+    const __m512i step = _mm512_set1_epi32(RE_TOPK_BLOCK);
+    __mmask16* const xm = (__mmask16*) cs.xmask; /* each block's two halves */
     __m512 vt = _mm512_set1_ps(st.t);
-    Py_ssize_t j = 0;
-    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        uint32_t excluded;
-        if (cs.block(j, excluded)) vt = _mm512_set1_ps(st.t);
+    /* the ids of the block's two halves, advanced a block at a time (a broadcast of j would
+     * take the port that the comparisons and the compress share) */
+    __m512i id0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i id1 = _mm512_add_epi32(id0, _mm512_set1_epi32(16));
+    __m512i most = _mm512_setzero_si512(); /* the largest magnitude's bits */
+    for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        if (cs.block(j)) vt = _mm512_set1_ps(st.t);
         const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
+        const __m512i ids2[2] = {id0, id1};
+        /* loaded straight into mask registers (GCC loads _load_mask16 into a general register
+         * first, and the move from there takes port 5) */
+        __mmask16* const x2 = xm + 2 * (j / RE_TOPK_BLOCK);
+#if defined(__clang__)
+        const __mmask16 ex0 = _load_mask16(x2), ex1 = _load_mask16(x2 + 1);
+#else
+        __mmask16 ex0, ex1;
+        __asm__("kmovw %1, %0" : "=k"(ex0) : "m"(x2[0]));
+        __asm__("kmovw %1, %0" : "=k"(ex1) : "m"(x2[1]));
+#endif
+        const __mmask16 candidate2[2] = {_knot_mask16(ex0), _knot_mask16(ex1)};
         const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
                                              _mm512_castps_si512(_mm512_abs_ps(v2[1])));
-        const bool block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
+        bool block_bad = false;
+        if (EXACT)
+            block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
+        else
+            most = _mm512_max_epu32(most, mag);
         for (int h = 0; h < 2; ++h) {
             const __m512 v = v2[h];
-            const __mmask16 candidate = (__mmask16) ~(excluded >> (16 * h));
+            const __mmask16 candidate = candidate2[h];
             __mmask16 keep = _mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ); /* t is finite */
-            if (block_bad) {
+            if (EXACT && block_bad) {
                 keep = _mm512_mask_cmp_ps_mask(keep, v, inf, _CMP_LT_OQ);
                 const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
                 cs.bad += __builtin_popcount((unsigned) is_bad);
             }
-            _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(
-                                                              keep, _mm512_add_epi32(lane, _mm512_set1_epi32((int32_t) (j + 16 * h)))));
+            _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(keep, ids2[h]));
             cs.w += __builtin_popcount((unsigned) keep);
         }
+        id0 = _mm512_add_epi32(id0, step);
+        id1 = _mm512_add_epi32(id1, step);
+    }
+    return EXACT || _mm512_cmpge_epu32_mask(most, _mm512_castps_si512(inf)) == 0;
+}
+
+/* A first pass that tests the row's magnitudes only once, at its end (a test and a branch a
+ * block less), and in the rare row with a NaN or infinite score a second, exact pass from
+ * the same start (before any candidate: the first pass of a row). */
+RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    re_compress_state cs(st, row, m, true);
+    Py_ssize_t j = 0;
+    const float t0 = st.t;
+    if (st.n != 0 || st.compacted || !re_scan_compress_avx512_blocks<false>(row, m, st, cs, j)) {
+        if (cs.w != st.n || st.t != t0 || st.compacted) { /* start again, from no candidates */
+            cs.w = 0;
+            st.n = 0;
+            st.t = t0;
+            st.compacted = false;
+        }
+        re_scan_compress_avx512_blocks<true>(row, m, st, cs, j);
     }
     cs.finish(m, j);
 }
