@@ -20,8 +20,8 @@
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold,
- *   k >= m / 256), the scan has no branch on the scores at all: the ids of the passing
+ *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold:
+ *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at all: the ids of the passing
  *   scores of each 8 or 16 are moved together (AVX2 permutation, AVX-512 compress) and
  *   appended (re_scan_compress_avx2/avx512); their scores are read back at the end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
@@ -1288,7 +1288,7 @@ struct re_compress_state {
     re_topk<float, int32_t>& st;
     const float* const row;
     int32_t* const ids;
-    uint32_t* const xmask; /* the exclusions, a bit per score */
+    uint16_t* const xmask; /* the exclusions, a bit per score, 16 a word (read as __mmask16 too) */
     Py_ssize_t w;
     int64_t bad;
     re_readahead ra;
@@ -1297,11 +1297,11 @@ struct re_compress_state {
 
     re_compress_state(re_topk<float, int32_t>& st_, const float* row_, Py_ssize_t m, bool avx512_)
         : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
-          xmask((uint32_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(st_.n), bad(0), ra(st_.ra),
+          xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(st_.n), bad(0), ra(st_.ra),
           lines(st_.k * 32 < m ? 2 : 1), avx512(avx512_) {
         from_entries();
         for (const int64_t* e = st.x; e < st.x_end; ++e)
-            if (*e < m) xmask[*e / RE_TOPK_BLOCK] |= (uint32_t) 1 << (*e % RE_TOPK_BLOCK);
+            if (*e < m) xmask[*e / 16] = (uint16_t) (xmask[*e / 16] | 1u << (*e % 16));
     }
 
     inline void from_entries() {
@@ -1321,7 +1321,7 @@ struct re_compress_state {
      * sort), a compaction if the block could fill the buffer (returns true: the threshold
      * changed), and the block's exclusions as a mask. */
     inline bool block(Py_ssize_t j, uint32_t& excluded) {
-        excluded = xmask[j / RE_TOPK_BLOCK];
+        excluded = (uint32_t) xmask[j / 16] | (uint32_t) xmask[j / 16 + 1] << 16;
         return block(j);
     }
     inline bool block(Py_ssize_t) {
@@ -1340,7 +1340,7 @@ struct re_compress_state {
      * the last whole block, one by one. */
     void finish(Py_ssize_t m, Py_ssize_t j) {
         for (const int64_t* e = st.x; e < st.x_end; ++e)
-            if (*e < m) xmask[*e / RE_TOPK_BLOCK] = 0;
+            if (*e < m) xmask[*e / 16] = 0;
         st.n_bad += bad;
         st.ra = ra;
         if (avx512 && j == m) { /* no scores after the last block: the ids wait for the sort */
@@ -1416,7 +1416,7 @@ RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_
                                                      re_compress_state& cs, Py_ssize_t& j) {
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512i step = _mm512_set1_epi32(RE_TOPK_BLOCK);
-    __mmask16* const xm = (__mmask16*) cs.xmask; /* each block's two halves */
+    __mmask16* const xm = cs.xmask; /* each block's two halves */
     __m512 vt = _mm512_set1_ps(st.t);
     /* the ids of the block's two halves, advanced a block at a time (a broadcast of j would
      * take the port that the comparisons and the compress share) */
@@ -1438,13 +1438,15 @@ RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_
         __asm__("kmovw %1, %0" : "=k"(ex1) : "m"(x2[1]));
 #endif
         const __mmask16 candidate2[2] = {_knot_mask16(ex0), _knot_mask16(ex1)};
-        const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
-                                             _mm512_castps_si512(_mm512_abs_ps(v2[1])));
         bool block_bad = false;
-        if (EXACT)
+        if (EXACT) {
+            const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
+                                                 _mm512_castps_si512(_mm512_abs_ps(v2[1])));
             block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
-        else
-            most = _mm512_max_epu32(most, mag);
+        } else { /* the candidates' only: an excluded item's NaN or -inf needs no exact pass */
+            most = _mm512_mask_max_epu32(most, candidate2[0], most, _mm512_castps_si512(_mm512_abs_ps(v2[0])));
+            most = _mm512_mask_max_epu32(most, candidate2[1], most, _mm512_castps_si512(_mm512_abs_ps(v2[1])));
+        }
         for (int h = 0; h < 2; ++h) {
             const __m512 v = v2[h];
             const __mmask16 candidate = candidate2[h];
@@ -1463,20 +1465,19 @@ RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_
     return EXACT || _mm512_cmpge_epu32_mask(most, _mm512_castps_si512(inf)) == 0;
 }
 
-/* A first pass that tests the row's magnitudes only once, at its end (a test and a branch a
- * block less), and in the rare row with a NaN or infinite score a second, exact pass from
- * the same start (before any candidate: the first pass of a row). */
+/* A first pass that tests the candidates' magnitudes only once, at its end (a test and a
+ * branch a block less), and in the rare row where a candidate is NaN or infinite a second,
+ * exact pass from the same start: no candidates, the sampled threshold (re_scan_compress
+ * runs this scan only as the first pass over a row). */
 RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     re_compress_state cs(st, row, m, true);
     Py_ssize_t j = 0;
     const float t0 = st.t;
-    if (st.n != 0 || st.compacted || !re_scan_compress_avx512_blocks<false>(row, m, st, cs, j)) {
-        if (cs.w != st.n || st.t != t0 || st.compacted) { /* start again, from no candidates */
-            cs.w = 0;
-            st.n = 0;
-            st.t = t0;
-            st.compacted = false;
-        }
+    if (!re_scan_compress_avx512_blocks<false>(row, m, st, cs, j)) {
+        cs.w = 0;
+        st.n = 0;
+        st.t = t0;
+        st.compacted = false;
         re_scan_compress_avx512_blocks<true>(row, m, st, cs, j);
     }
     cs.finish(m, j);
@@ -1491,7 +1492,9 @@ static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>
 }
 static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!avx2 || !st.have_t || st.have_hi || st.k * 256 < m || st.cap < st.k + 2 * RE_TOPK_BLOCK) return false;
+    if (!avx2 || !st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m ||
+        st.cap < st.k + 2 * RE_TOPK_BLOCK)
+        return false;
     if (re_cpu_has_avx512())
         re_scan_compress_avx512(row, m, st);
     else
@@ -1532,7 +1535,7 @@ static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st)
  * then pass it (about 1.3 k at k = 1000 of 20 000), and fewer than k only in a few rows
  * in a hundred: then a second pass over the row, which is still in the cache, collects
  * the rest. The sample is 512 scores (1024 from k = 256: a tighter threshold saves more
- * there), in runs of 32 spread over the row. Not used for a short row (under 4 096
+ * there), in runs of 32 spread over the row. Not used for a short row (under 8 192
  * scores), where the first `cap` scores give a threshold for less, nor when k is a large
  * part of the row. At a small k too it pays: a threshold that rises from the first `cap`
  * scores lets hundreds of early scores through, each a mispredicted branch (k = 10 of
