@@ -558,17 +558,21 @@ template <typename T, typename ID>
 static inline bool re_words_avx512(const re_entry<T, ID>*, Py_ssize_t, uint32_t*, uint64_t*, uint32_t*, uint32_t*) {
     return false;
 }
+/* The inverted order-preserving keys of re_score<float> in the lanes of f (ascending key:
+ * descending score), -0.0 made +0.0 first (they tie): ~(b ^ (sign ? 0xffffffff : 0x80000000))
+ * = b ^ (sign ? 0 : 0x7fffffff) */
+RE_AVX512 static inline __m512i re_inverted_keys_avx512(__m512 f) {
+    const __m512i b = _mm512_castps_si512(_mm512_add_ps(f, _mm512_setzero_ps()));
+    return _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+}
+
 RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
                                              uint64_t* words, uint32_t* lo, uint32_t* hi) {
     __m512i vlo = _mm512_set1_epi64(-1), vhi = _mm512_setzero_si512();
     for (Py_ssize_t i = 0; i < n; i += 8) {
         const __mmask8 m = (__mmask8) (n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
         const __m512i e = _mm512_maskz_loadu_epi64(m, buf + i); /* 32-bit lanes: value, id, value, id, ... */
-        /* in the value lanes: -0.0 made +0.0 (they tie), then the inverted key of re_score<float>:
-         * ~(b ^ (sign ? 0xffffffff : 0x80000000)) = b ^ (sign ? 0 : 0x7fffffff) */
-        const __m512 f = _mm512_castsi512_ps(e);
-        const __m512i b = _mm512_castps_si512(_mm512_mask_add_ps(f, (__mmask16) 0x5555, f, _mm512_setzero_ps()));
-        const __m512i c = _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+        const __m512i c = re_inverted_keys_avx512(_mm512_castsi512_ps(e)); /* used in the value lanes */
         /* key in the high half of each 64-bit lane, id in the low */
         const __m512i w = _mm512_shuffle_epi32(_mm512_mask_blend_epi32((__mmask16) 0x5555, e, c), _MM_PERM_CDAB);
         _mm512_mask_storeu_epi64(words + i, m, w);
@@ -1255,7 +1259,7 @@ RE_AVX512 static void re_compress_to_entries_avx512(const float* row, const int3
 }
 
 /* The words and keys of write_packed straight from the ids and the row (AVX-512): 8 scores
- * gathered a step, made keys as re_words_avx512 does. The words start where the ids do
+ * gathered a step, made keys by re_inverted_keys_avx512. The words start where the ids do
  * (the scan's array is the values region, and so is write_packed's `other`), so the steps
  * go from the last: a step's words overwrite only ids at positions at least twice its
  * own, which this step or the ones before it (later positions) have read. */
@@ -1265,9 +1269,7 @@ RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* 
     for (Py_ssize_t i = (n - 1) & ~(Py_ssize_t) 7; i >= 0; i -= 8) {
         const __mmask16 m = (__mmask16) (n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
         const __m512i id = _mm512_maskz_loadu_epi32(m, ids + i);
-        const __m512 f = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, id, row, 4);
-        const __m512i b = _mm512_castps_si512(_mm512_add_ps(f, _mm512_setzero_ps())); /* -0.0 made +0.0 */
-        const __m512i c = _mm512_xor_si512(b, _mm512_andnot_si512(_mm512_srai_epi32(b, 31), _mm512_set1_epi32(0x7fffffff)));
+        const __m512i c = re_inverted_keys_avx512(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, id, row, 4));
         const __m512i w = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(c)), 32),
                                           _mm512_cvtepu32_epi64(_mm512_castsi512_si256(id)));
         _mm512_mask_storeu_epi64(words + i, (__mmask8) m, w);
@@ -1281,9 +1283,9 @@ RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* 
 
 /* The state of a compress scan between its blocks: the ids of the scores above the
  * threshold so far (an array of cap + 16, in the values region of the scratch) and their
- * number w, the exclusions ahead, the NaN/infinite count and the read-ahead; made from the
- * buffer's entries, and put back into them (the scores read again from the row, in the
- * cache) before a compaction and by finish. */
+ * number w, the row's exclusion mask, the NaN/infinite count and the read-ahead; made
+ * with no candidates (the first pass of a row), and put into the buffer's entries (the
+ * scores read again from the row, in the cache) before a compaction and by finish. */
 struct re_compress_state {
     re_topk<float, int32_t>& st;
     const float* const row;
@@ -1297,9 +1299,8 @@ struct re_compress_state {
 
     re_compress_state(re_topk<float, int32_t>& st_, const float* row_, Py_ssize_t m, bool avx512_)
         : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
-          xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(st_.n), bad(0), ra(st_.ra),
-          lines(st_.k * 32 < m ? 2 : 1), avx512(avx512_) {
-        from_entries();
+          xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(0), bad(0), ra(st_.ra),
+          lines(st_.k * 32 < m ? 2 : 1), avx512(avx512_) { /* no candidates yet (re_scan_compress) */
         for (const int64_t* e = st.x; e < st.x_end; ++e)
             if (*e < m) xmask[*e / 16] = (uint16_t) (xmask[*e / 16] | 1u << (*e % 16));
     }
