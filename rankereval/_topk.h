@@ -21,9 +21,10 @@
  *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
  *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold:
- *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at all: the ids of the passing
- *   scores of each 8 or 16 are moved together (AVX2 permutation, AVX-512 compress) and
- *   appended (re_scan_compress_avx2/avx512); their scores are read back at the end.
+ *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at
+ *   all: the ids of the passing scores of each 8 or 16 are moved together (AVX2
+ *   permutation, AVX-512 compress) and appended (re_scan_compress_avx2/avx512); their
+ *   scores are read back at the end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask. The compress scan, which looks
@@ -828,17 +829,17 @@ enum { RE_TOPK_SAMPLE_CHUNKS = 32, RE_TOPK_SAMPLE_RUN = 32, RE_TOPK_SAMPLE = 102
 /* Winners up to this many are insertion sorted, more are radix sorted (re_topk::sorted) */
 enum { RE_TOPK_SHORT = 32 };
 
-/* Bytes of per-thread scratch for buffers of `cap` entries, for any score and id type:
- * 2 cap entries (<= 16 bytes), 2 cap scores or keys (<= 8 bytes), the sample */
-/* The per-thread scratch space: the buffers of cap entries and the sample (whose size, a
- * multiple of 64, is where the exclusion masks start), then for dense rows of m scores the
- * exclusion masks of the compress scan, a bit per score (re_compress_state), which must be
- * zero when the space is allocated (the scan clears what it sets). */
+/* Bytes of per-thread scratch, for any score and id type. re_topk_scratch_fixed: the
+ * buffers of `cap` entries (2 cap entries of <= 16 bytes, 2 cap scores or keys of <= 8
+ * bytes) and the sample (2 keys of 4 bytes a sampled score), rounded up to a multiple of 64:
+ * where the exclusion mask starts. re_topk_scratch_bytes adds, for dense rows of m scores,
+ * the exclusion mask of the compress scan (re_compress_state), a bit per score in 16-bit
+ * words, which must be zero when the space is allocated (the scan clears what it sets). */
 static inline size_t re_topk_scratch_fixed(Py_ssize_t cap) {
-    return ((size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64 + 63) & ~(size_t) 63; /* the sample: 2 keys of 4 bytes */
+    return ((size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64 + 63) & ~(size_t) 63;
 }
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) {
-    return re_topk_scratch_fixed(cap) + ((size_t) m / 32 + 1) * 4;
+    return re_topk_scratch_fixed(cap) + ((size_t) m + 15) / 16 * sizeof(uint16_t);
 }
 
 /* The selection state of one row. */
