@@ -11,10 +11,11 @@
  *   every candidate of the row) of them, every candidate is appended. Then the buffer is
  *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
  *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
- *   dense row (k >= 32) starts instead from a threshold estimated on a sample of the row
- *   (re_sample_threshold: a bisection on the sampled keys, after a histogram without
- *   AVX-512; no branch per sampled score), with a second pass in the rare case that fewer
- *   than k scores pass it.
+ *   dense row (8 192 scores or more) starts instead from a threshold estimated on a sample
+ *   of the row (re_sample_threshold: a bisection on the sampled keys, after a histogram
+ *   without AVX-512; no branch per sampled score), with a second pass in the rare case that
+ *   fewer than k scores pass it; where many scores pass it, the buffer has room for them
+ *   all in nearly every row (re_topk_cap).
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
@@ -826,8 +827,51 @@ RE_AVX2 static uint32_t re_sample_kth_avx2(const uint32_t* key, Py_ssize_t ns, P
  * lines each). See re_sample_threshold. */
 enum { RE_TOPK_SAMPLE_CHUNKS = 32, RE_TOPK_SAMPLE_RUN = 32, RE_TOPK_SAMPLE = 1024 };
 
+/* The sample's runs for k, and the rank r of the threshold among its n_ok finite scores:
+ * the k best of m hold about mu = n_ok k / m of them, and the r-th largest sampled score,
+ * with r = mu + 2 sqrt(mu) + 2, is below the k-th best of the row in all but a few rows in
+ * a hundred (then a second pass). */
+static inline Py_ssize_t re_sample_chunks(Py_ssize_t k) {
+    return k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;
+}
+static inline Py_ssize_t re_sample_rank(Py_ssize_t n_ok, Py_ssize_t k, Py_ssize_t m) {
+    const double mu = (double) n_ok * (double) k / (double) m;
+    return (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
+}
+
 /* Winners up to this many are insertion sorted, more are radix sorted (re_topk::sorted) */
 enum { RE_TOPK_SHORT = 32 };
+
+/* Room in the selection buffer beyond k: a compaction at most every RE_TOPK_SLACK candidates */
+enum { RE_TOPK_SLACK = 64 };
+
+/* The selection buffer's size, cap, for k of rows with at most `most` candidates, of which
+ * dense rows of m scores are scanned whole (m = 0: no such rows): the k best so far and
+ * room for k or RE_TOPK_SLACK more candidates, whichever is more. And where the dense scan
+ * starts from a sampled threshold that many scores pass (k >= m / 256: the rows of the
+ * compress scan), room for the scores expected above it, m r / ns (re_sample_rank), and
+ * four standard deviations (about 1 / sqrt(r) of it each) more: there a compaction
+ * (a selection among the buffer, and with the compress scan the ids to entries and back)
+ * costs more than the longer sort of the winners it saves, and it is most often a single
+ * one, which refines the threshold little. Measured (20 000 float32 scores a row, two
+ * threads, in one process alternately): k = 100 with room for 650 candidates instead of
+ * 200 took 0.76x the time (AVX-512; 0.83x with AVX2, 0.94x with SSE2), k = 200 0.77x,
+ * k = 300 0.87x; more room for k = 10 (which the refined threshold of its compactions
+ * keeps fast) took 1.14x, hence only these rows. */
+static inline Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m) {
+    if (k >= most) return most;
+    Py_ssize_t cap = std::max(2 * k, k + (Py_ssize_t) RE_TOPK_SLACK);
+    if (m >= 8 * RE_TOPK_SAMPLE && k < m && k * 256 >= m) {
+        const Py_ssize_t ns = re_sample_chunks(k) * RE_TOPK_SAMPLE_RUN;
+        const Py_ssize_t r = re_sample_rank(ns, k, m);
+        if (r >= 1 && r <= ns / 4) {
+            const double expected = (double) m * (double) r / (double) ns;
+            const double room = expected * (1.0 + 4.0 / std::sqrt((double) r)) + 2 * RE_TOPK_BLOCK;
+            if (room > (double) cap) cap = room >= (double) m ? m : (Py_ssize_t) room;
+        }
+    }
+    return std::min(cap, most);
+}
 
 /* Bytes of per-thread scratch, for any score and id type. re_topk_scratch_fixed: the
  * buffers of `cap` entries (2 cap entries of <= 16 bytes, 2 cap scores or keys of <= 8
@@ -1589,7 +1633,7 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     if (m < 8 * RE_TOPK_SAMPLE) return false;
     uint32_t* key = (uint32_t*) sample; /* room for 2 RE_TOPK_SAMPLE keys */
     uint32_t* sub = key + RE_TOPK_SAMPLE;
-    const Py_ssize_t chunks = k >= 256 ? RE_TOPK_SAMPLE_CHUNKS : RE_TOPK_SAMPLE_CHUNKS / 2;
+    const Py_ssize_t chunks = re_sample_chunks(k);
     /* the sampled keys (NaN and infinite scores: 0), how many are finite, their range */
     const Py_ssize_t ns = chunks * RE_TOPK_SAMPLE_RUN;
     Py_ssize_t n_ok = 0;
@@ -1598,8 +1642,7 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     if (!(re_cpu_has_avx512() && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra)))
 #endif
         re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra);
-    const double mu = (double) n_ok * (double) k / (double) m;
-    const Py_ssize_t r = (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
+    const Py_ssize_t r = re_sample_rank(n_ok, k, m);
     if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
     uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
     const int top = re_bit_width(hi - lo) - 1; /* the highest bit of the keys' range */

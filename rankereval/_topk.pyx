@@ -23,6 +23,7 @@ cdef extern from "_topk.h":
         RE_DENSE
         RE_LISTED
         RE_SPARSE
+    Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m) noexcept nogil
     size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) noexcept nogil
     void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
                      Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
@@ -34,6 +35,15 @@ cdef enum:
     # rows handed to a thread at a time (dynamic: a busy core takes fewer); the first row of
     # a chunk is not read ahead (which thread takes the chunk is not known), 1 in 16
     ROWS_PER_CHUNK = 16
+
+
+def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
+    """The per-thread selection buffer (``cap`` of :func:`topk`) for the top ``k`` of rows
+    with at most ``most`` candidates each, dense rows of ``m`` scores scanned whole (0 when
+    the rows are sparse or only listed ids are read): ``_topk.h``, ``re_topk_cap``."""
+    if k < 1 or most < k or m < 0:
+        raise ValueError("buffer_size: needs 1 <= k <= most and m >= 0")
+    return re_topk_cap(k, most, m)
 
 
 def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,

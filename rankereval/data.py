@@ -25,9 +25,6 @@ __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "R
 # a converted ranking array at least this large is written around the caches (streaming
 # stores): it would not stay in them anyway, and an ordinary store first reads each line
 _STREAM_BYTES = 16 << 20
-# room in the top-k selection buffer beyond k: a compaction every _TOPK_SLACK candidates
-# at least, even for a small k (see _topk.h)
-_TOPK_SLACK = 64
 
 
 class InvalidValuesWarning(UserWarning):
@@ -1293,7 +1290,7 @@ class Rankings:
         n_invalid = np.zeros(n_rows, dtype=np.int64)
         if kk > 0:
             # the buffer: the k best so far plus room for candidates above the threshold
-            cap = most if kk >= most else min(most, max(2 * kk, kk + _TOPK_SLACK))
+            cap = _topk.buffer_size(kk, most, n_items if dense is not None and not vmode else 0)
             scores = dense if dense is not None else data
             code = 2 if half else _SCORE_CODES[scores.dtype.kind, scores.dtype.itemsize]
             _topk.topk(

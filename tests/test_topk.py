@@ -287,6 +287,36 @@ def _sample_positions(m, k):
                            for c in range(chunks)])
 
 
+@pytest.mark.parametrize("k", [100, 300, 1000])
+def test_buffer_holds_the_scores_above_the_sampled_threshold(k):
+    """Where many scores pass the sampled threshold (k >= m / 256), the selection buffer has
+    room for all of them in nearly every row, so the scan need not compact it: the rank of
+    the threshold among the sampled scores is mu + 2 sqrt(mu) + 2 (mu: the sampled scores
+    expected among the k best), and a compaction comes when fewer than 32 places are left.
+    Elsewhere the buffer is k + max(k, 64), or every candidate when that is more."""
+    from rankereval import _topk
+
+    m, n = 20_000, 400
+    cap = _topk.buffer_size(k, m, m)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((n, m)).astype(np.float32)
+    sampled = np.sort(a[:, _sample_positions(m, k)], axis=1)[:, ::-1]
+    mu = sampled.shape[1] * k / m
+    t = sampled[:, int(mu + 2 * np.sqrt(mu) + 2) - 1]
+    above = (a > t[:, None]).sum(axis=1)
+    general = max(2 * k, k + 64)
+    assert (above > general - 32).mean() > (0.1 if k < 1000 else -1)  # would often compact
+    assert (above > cap - 32).mean() <= 0.01
+    assert _topk.buffer_size(k, m, 0) == 2 * k  # sparse or listed rows: the general rule
+    assert _topk.buffer_size(10, m, m) == 10 + 64 and _topk.buffer_size(10, 50, m) == 50
+    assert _topk.buffer_size(k, k, m) == k
+    r = Rankings.from_scores(a[:20], k=k)
+    expected = np.lexsort((np.arange(m)[None, :].repeat(20, 0), -a[:20]), axis=1)[:, :k]
+    assert np.array_equal(r.indices, expected)
+    with pytest.raises(ValueError, match="buffer_size"):
+        _topk.buffer_size(0, m, m)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_sample_below_the_rest_fills_the_buffer(dtype):
     """Every sampled score is below every other score, so nearly the whole row passes the
