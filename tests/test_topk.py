@@ -218,7 +218,7 @@ def _wide(kind, dtype, rng, n=3, m=9000):
 
 
 @pytest.mark.parametrize("kind", ["ties", "random", "ascending", "sample-misses", "outliers"])
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int64, np.uint32])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int32, np.int64, np.uint32])
 def test_wide_rows_match_reference(kind, dtype):
     rng = np.random.default_rng(7)
     a = _wide(kind, dtype, rng)
@@ -230,6 +230,26 @@ def test_wide_rows_match_reference(kind, dtype):
         r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
         assert r.to_list() == expected, k
         assert reported == dropped
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("offset", [0, 2**31 - 10_000, 2**40, 2**62])
+def test_wide_integer_rows_in_a_narrow_range(dtype, offset):
+    """Integer scores in a narrow range, anywhere in the dtype: the sample's 32-bit keys are
+    a window of the sampled range (_topk.h: re_key_window; for 32-bit keys the bisection
+    runs over the range's offsets), and the top k still follows the rule, ties included."""
+    info = np.iinfo(dtype)
+    if offset + 5000 > info.max:
+        pytest.skip("offset beyond the dtype")
+    rng = np.random.default_rng(5)
+    n, m = 3, 9000
+    a = (rng.integers(-4000, 4000, size=(n, m)) + (5000 if info.min == 0 else 0)).astype(np.int64)
+    a = a.astype(dtype) + dtype(offset)
+    invalid = [sorted(rng.choice(m, 200, replace=False).tolist()) for _ in range(n)]
+    rows = dense_rows(a)
+    for k in (10, 100, 700):
+        expected, _ = reference(rows, k, None, filter_sets(invalid, n))
+        assert Rankings.from_scores(a, k=k, invalid_items=invalid).to_list() == expected, k
 
 
 @st.composite
