@@ -19,7 +19,7 @@
  * - From then on a candidate is kept only when its score is strictly above t: an item with
  *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
- *   and float64, a loop the compiler vectorises otherwise) and visits only the flagged ones,
+ *   and float64, F16C for float16, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
  *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold:
  *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at
@@ -1574,6 +1574,50 @@ struct re_scan<double, ID> {
     static inline void run(const double* row, Py_ssize_t m, re_topk<double, ID>& st) {
         if (re_cpu_has_avx2())
             re_scan_dense_avx2(row, m, st);
+        else
+            re_scan_dense_base(row, m, st);
+    }
+};
+
+/* float16 with F16C (and AVX2): the block test on the scores converted to float32, 8 at a
+ * time (vcvtph2ps; exact, and NaN, infinities and signed zeros keep their order and ties),
+ * instead of the integer keys of re_score<re_half> per score. 20 000 x 20 000 float16
+ * scores, 2 threads: k = 10 and 100 in about half the time. */
+#define RE_F16C __attribute__((target("avx2,f16c")))
+
+static inline bool re_cpu_has_f16c() {
+    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("f16c");
+    return has;
+}
+
+RE_F16C static inline uint32_t re_block_mask_f16c(const re_half* p, re_half t) {
+    const __m256 vt = _mm256_set1_ps(_cvtsh_ss(t.bits));
+    const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    __m256 f[RE_TOPK_BLOCK / 8];
+    __m256 any = _mm256_setzero_ps();
+    for (int q = 0; q < RE_TOPK_BLOCK / 8; ++q) {
+        const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*) (p + 8 * q)));
+        /* not x <= t: above t, NaN or +inf; or -inf (t is finite) */
+        f[q] = _mm256_or_ps(_mm256_cmp_ps(x, vt, _CMP_NLE_UQ), _mm256_cmp_ps(x, minus_inf, _CMP_EQ_OQ));
+        any = _mm256_or_ps(any, f[q]);
+    }
+    if (!_mm256_movemask_ps(any)) return 0;
+    uint32_t mask = 0;
+    for (int q = 0; q < RE_TOPK_BLOCK / 8; ++q) mask |= (uint32_t) _mm256_movemask_ps(f[q]) << (8 * q);
+    return mask;
+}
+
+template <typename ID>
+RE_F16C static void re_scan_dense_f16c(const re_half* row, Py_ssize_t m, re_topk<re_half, ID>& st) {
+    typedef re_half T;
+    RE_SCAN_DENSE_BODY(re_block_mask_f16c)
+}
+
+template <typename ID>
+struct re_scan<re_half, ID> {
+    static inline void run(const re_half* row, Py_ssize_t m, re_topk<re_half, ID>& st) {
+        if (re_cpu_has_f16c())
+            re_scan_dense_f16c(row, m, st);
         else
             re_scan_dense_base(row, m, st);
     }
