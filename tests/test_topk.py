@@ -218,7 +218,7 @@ def _wide(kind, dtype, rng, n=3, m=9000):
 
 
 @pytest.mark.parametrize("kind", ["ties", "random", "ascending", "sample-misses", "outliers"])
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int64, np.uint32])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int16, np.int32, np.int64, np.uint32])
 def test_wide_rows_match_reference(kind, dtype):
     rng = np.random.default_rng(7)
     a = _wide(kind, dtype, rng)
@@ -230,6 +230,26 @@ def test_wide_rows_match_reference(kind, dtype):
         r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
         assert r.to_list() == expected, k
         assert reported == dropped
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("offset", [0, 2**31 - 10_000, 2**40, 2**62])
+def test_wide_integer_rows_in_a_narrow_range(dtype, offset):
+    """Integer scores in a narrow range, anywhere in the dtype: the sample's 32-bit keys are
+    a window of the sampled range (_topk.h: re_key_window; for 32-bit keys the bisection
+    runs over the range's offsets), and the top k still follows the rule, ties included."""
+    info = np.iinfo(dtype)
+    if offset + 5000 > info.max:
+        pytest.skip("offset beyond the dtype")
+    rng = np.random.default_rng(5)
+    n, m = 3, 9000
+    a = (rng.integers(-4000, 4000, size=(n, m)) + (5000 if info.min == 0 else 0)).astype(np.int64)
+    a = a.astype(dtype) + dtype(offset)
+    invalid = [sorted(rng.choice(m, 200, replace=False).tolist()) for _ in range(n)]
+    rows = dense_rows(a)
+    for k in (10, 100, 700):
+        expected, _ = reference(rows, k, None, filter_sets(invalid, n))
+        assert Rankings.from_scores(a, k=k, invalid_items=invalid).to_list() == expected, k
 
 
 @st.composite
@@ -366,6 +386,26 @@ def test_integer_scores_are_compared_exactly():
     assert Rankings.from_scores(ubig, k=2).to_list() == [[0, 1]]
 
 
+@pytest.mark.parametrize("m", [500, 9000])
+def test_float16_block_test_with_special_values(m):
+    """The float16 scan's block test (F16C: the scores converted to float32) against the
+    rule: signed zeros tie, subnormals and the extremes order, infinities and NaN are
+    dropped and counted, ties go to the lower id; long rows so that blocks are tested."""
+    rng = np.random.default_rng(13)
+    n = 4
+    specials = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, 6e-8, -6e-8, 65504, -65504, 1.0, 1.0009765625])
+    a = rng.choice(np.float16([-2.0, -1.0, 0.5, 1.0, 2.0]), size=(n, m)).astype(np.float16)
+    pos = rng.random(a.shape) < 0.3
+    a[pos] = rng.choice(specials, size=pos.sum())
+    invalid = [sorted(rng.choice(m, 20, replace=False).tolist()) for _ in range(n)]
+    rows = dense_rows(a)
+    for k in (1, 10, 100, m):
+        expected, dropped = reference(rows, k, None, filter_sets(invalid, n))
+        r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
+        assert r.to_list() == expected, k
+        assert reported == dropped
+
+
 def test_float16_bits_order_and_signed_zero():
     s = np.array([[-0.0, 0.0, np.float16(65504), -np.float16(65504), np.float16(6e-8), -np.float16(6e-8)]],
                  dtype=np.float16)
@@ -406,10 +446,11 @@ import numpy as np
 from rankereval import Rankings
 rng = np.random.default_rng(11)
 out = []
-for dtype in ("float32", "float64"):
+for dtype in ("float16", "float32", "float64", "int32", "int64"):
     a = rng.integers(-4, 5, size=(40, 9000)).astype(dtype)
-    a[rng.random(a.shape) < 0.01] = np.nan
-    a[rng.random(a.shape) < 0.005] = -np.inf
+    if dtype.startswith("float"):
+        a[rng.random(a.shape) < 0.01] = np.nan
+        a[rng.random(a.shape) < 0.005] = -np.inf
     for k in (5, 100, 700):
         with np.errstate(all="ignore"):
             import warnings
