@@ -28,7 +28,7 @@ seed 1). For each ``k`` it times, side by side in one run (median of ``--repeats
 * ``numpy argpartition``: ``np.argpartition(-s, k - 1, axis=1)`` on blocks of 1000 rows,
   then the k winners sorted (no exclusions; one call, it takes seconds).
 
-Then ``rankereval`` at the middle ``k`` on the same scores as float16, float64 and int32
+Then ``rankereval`` at the middle ``k`` on the same scores as float16, float64, int32 and int64
 (read in their own dtype), and the extra memory of one ``from_scores`` call: the peak
 resident memory above the state before (Linux ``/proc/self/clear_refs``), next to the size
 of the result (``n_users x k`` int32).
@@ -233,8 +233,8 @@ def run(args):
     # reading each dtype as it is
     k = args.k[len(args.k) // 2]
     log(f"score dtypes, k = {k}, with exclusions")
-    for dt in ("float16", "float64", "int32"):
-        conv = (scores * 1000).astype(dt) if dt == "int32" else scores.astype(dt)
+    for dt in ("float16", "float64", "int32", "int64"):
+        conv = (scores * 1000).astype(dt) if dt.startswith("int") else scores.astype(dt)
         record(f"rankereval + exclusions, {dt}", k,
                timed(lambda: Rankings.from_scores(conv, k=k, invalid_items=train), rep), dtype=dt)
         del conv

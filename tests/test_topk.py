@@ -636,7 +636,7 @@ def test_benchmark_script_smoke(tmp_path, capsys):
         for case in ("floor (numpy sum)", "rankereval", "rankereval + exclusions", "rankereval + exclusions, 1 thread",
                      "numpy argpartition (no exclusions)"):
             assert (case, k) in cases
-    assert {c["dtype"] for c in res["cases"] if "dtype" in c} == {"float16", "float64", "int32"}
+    assert {c["dtype"] for c in res["cases"] if "dtype" in c} == {"float16", "float64", "int32", "int64"}
     assert res["memory"]["k"] == 50 and res["config"]["users"] == 60
     module.main(["--table", str(out)])
     table = capsys.readouterr().out
