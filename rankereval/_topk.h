@@ -87,6 +87,10 @@ static inline int re_bit_width(uint32_t x) {
 #endif
 }
 
+static inline int re_bit_width64(uint64_t x) {
+    return x >> 32 ? 32 + re_bit_width((uint32_t) (x >> 32)) : re_bit_width((uint32_t) x);
+}
+
 /* IEEE binary16, read as its bits (numpy float16 viewed as uint16) */
 struct re_half {
     uint16_t bits;
@@ -1063,7 +1067,7 @@ struct re_topk {
      * a threshold share their top bits: the 20 000 standard normal scores' top 1 445 differ
      * in 25 bits, three passes); the counts of every pass are taken in one read. */
     template <typename Q>
-    Py_ssize_t write_packed(Q* out, U kbase) {
+    Py_ssize_t write_packed(Q* out, U kbase, int shift) {
         enum { MAX_BITS = 11, MAX_PASSES = 3 };
         uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
@@ -1082,9 +1086,9 @@ struct re_topk {
         if (!have_words && !(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
 #endif
             for (Py_ssize_t i = 0; i < n; ++i) {
-                const uint32_t c = (uint32_t) (U) ((U) ~S::ukey(buf[i].v) - kbase);
+                const uint32_t c = (uint32_t) ((U) ((U) ~S::ukey(buf[i].v) - kbase) >> shift);
                 key[i] = c;
-                other[i] = (uint64_t) c << 32 | (uint32_t) buf[i].id;
+                other[i] = (uint64_t) c << 32 | (shift ? (uint32_t) i : (uint32_t) buf[i].id);
                 lo = c < lo ? c : lo;
                 hi = c > hi ? c : hi;
             }
@@ -1092,7 +1096,7 @@ struct re_topk {
 #if RE_TOPK_AVX2
         /* the words are distinct: sorted by buckets (re_bucket_sort_*), or by quicksort when
          * the keys bunch together (AVX-512) */
-        const uint64_t* sorted_words = words;
+        uint64_t* sorted_words = words;
         bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
                            : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
         if (!done && avx512) {
@@ -1100,10 +1104,7 @@ struct re_topk {
             sorted_words = other;
             done = true;
         }
-        if (done) {
-            for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) sorted_words[i];
-            return len;
-        }
+        if (done) return out_words(sorted_words, len, shift, out);
 #endif
         /* the radix sort (no AVX2, or keys bunched together): the keys from the words (the
          * bucket sort may have made key their buckets) */
@@ -1146,7 +1147,44 @@ struct re_topk {
             }
             std::swap(words, other);
         }
-        for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) words[i];
+        return out_words(words, len, shift, out);
+    }
+
+    /* The ids of the sorted words w[0:len] (all n words in w, the others after them) into
+     * out. With truncated keys (shift > 0) the words hold indices into buf, and each run of
+     * words with equal truncated keys is put in the rule's order by the full keys (ties in
+     * buf order: ascending id); the run at position len - 1 takes its words from beyond len
+     * too. Runs are rare: the truncated keys keep the top 32 bits of the winners' range. */
+    template <typename Q>
+    Py_ssize_t out_words(uint64_t* w, Py_ssize_t len, int shift, Q* out) {
+        if (!shift) {
+            for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) w[i];
+            return len;
+        }
+        const re_entry<T, ID>* const e = buf;
+        struct by_key {
+            const re_entry<T, ID>* e;
+            inline bool operator()(uint64_t a, uint64_t b) const {
+                const U ka = (U) ~S::ukey(e[(uint32_t) a].v), kb = (U) ~S::ukey(e[(uint32_t) b].v);
+                return ka != kb ? ka < kb : (uint32_t) a < (uint32_t) b;
+            }
+        };
+        const by_key less = {e};
+        for (Py_ssize_t a = 0; a < len;) {
+            const uint32_t c = (uint32_t) (w[a] >> 32);
+            Py_ssize_t b = a + 1;
+            while (b < len && (uint32_t) (w[b] >> 32) == c) ++b;
+            if (b == len) {
+                Py_ssize_t end = len;
+                for (Py_ssize_t i = len; i < n; ++i)
+                    if ((uint32_t) (w[i] >> 32) == c) std::swap(w[end++], w[i]);
+                if (end - a > 1) std::partial_sort(w + a, w + len, w + end, less);
+            } else if (b - a > 1) {
+                std::sort(w + a, w + b, less);
+            }
+            a = b;
+        }
+        for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) e[(uint32_t) w[i]].id;
         return len;
     }
 
@@ -1160,11 +1198,12 @@ struct re_topk {
             compact();
         }
         if (n > RE_TOPK_SHORT && sizeof(ID) <= 4) {
-            if (sizeof(U) <= 4) return write_packed(out, (U) 0);
-            /* 64-bit keys: packed too when the winners' keys span less than 2^32 (integer
-             * scores of a moderate range; 20 000 x 20 000 int64 scores, 2 threads: the
-             * whole call 0.87x the time at k = 100 and 0.72x at k = 1000, against the radix
-             * sort of the entries) */
+            if (sizeof(U) <= 4) return write_packed(out, (U) 0, 0);
+            /* 64-bit keys: packed too, less the smallest; when the winners' keys span 2^32
+             * or more, truncated to their top 32 bits, with indices into buf in the words
+             * and the rare runs of equal truncated keys ordered after the sort (out_words).
+             * 20 000 x 20 000 scores, 2 threads, against the radix sort of the entries:
+             * int64 the whole call 0.87x the time at k = 100 and 0.72x at k = 1000 */
             materialize();
             U l = ~(U) 0, h = 0;
             for (Py_ssize_t i = 0; i < n; ++i) {
@@ -1172,7 +1211,8 @@ struct re_topk {
                 l = c < l ? c : l;
                 h = c > h ? c : h;
             }
-            if ((uint64_t) (h - l) <= 0xffffffffu) return write_packed(out, l);
+            const int width = re_bit_width64((uint64_t) (h - l));
+            return write_packed(out, l, width > 32 ? width - 32 : 0);
         }
         materialize();
         const re_entry<T, ID>* r = sorted();
@@ -1711,8 +1751,7 @@ static inline void re_sample_keys(const T* row, Py_ssize_t m, Py_ssize_t chunks,
             }
         }
         if (l <= h) {
-            const uint64_t range = (uint64_t) (h - l);
-            const int width = range >> 32 ? 32 + re_bit_width((uint32_t) (range >> 32)) : re_bit_width((uint32_t) range);
+            const int width = re_bit_width64((uint64_t) (h - l));
             win->base = l;
             win->shift = width > 32 ? width - 32 : 0;
         }

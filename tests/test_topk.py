@@ -232,6 +232,30 @@ def test_wide_rows_match_reference(kind, dtype):
         assert reported == dropped
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64])
+def test_wide_64_bit_winners_with_equal_top_bits(dtype):
+    """64-bit winners whose keys span 2^32 or more are sorted on their top 32 bits with
+    indices into the buffer (_topk.h: out_words), and the runs of equal truncated keys --
+    here most winners, differing only in low bits, many tied -- are ordered by the full
+    keys afterwards, the run at the k-th position with its words beyond it."""
+    rng = np.random.default_rng(17)
+    n, m = 3, 9000
+    if dtype == np.float64:
+        a = 1.0 + rng.integers(0, 60, size=(n, m)) * 2.0**-40
+        a[:, rng.choice(m, 3, replace=False)] = 1e300
+        a[:, rng.choice(m, 3, replace=False)] = -1e300
+    else:
+        info = np.iinfo(dtype)
+        a = (rng.integers(0, 60, size=(n, m)) + (2**40 if info.min == 0 else -30)).astype(dtype)
+        a[:, rng.choice(m, 3, replace=False)] = info.max
+        a[:, rng.choice(m, 3, replace=False)] = info.min
+    invalid = [sorted(rng.choice(m, 100, replace=False).tolist()) for _ in range(n)]
+    rows = dense_rows(a)
+    for k in (40, 100, 150, 700, 3000):
+        expected, _ = reference(rows, k, None, filter_sets(invalid, n))
+        assert Rankings.from_scores(a, k=k, invalid_items=invalid).to_list() == expected, k
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
 @pytest.mark.parametrize("offset", [0, 2**31 - 10_000, 2**40, 2**62])
 def test_wide_integer_rows_in_a_narrow_range(dtype, offset):
