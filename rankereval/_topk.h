@@ -32,12 +32,14 @@
  *   at every block, first sets the row's exclusions as bits in a per-thread mask (and
  *   clears them after): a test per block would be mispredicted about once an exclusion.
  * - At the end the winners are sorted by descending score, ties in ascending id, and the
- *   first k kept: short lists by insertion sort; for keys and ids of up to 32 bits, as
- *   64-bit words of an order-preserving key (inverted) above the id, which are distinct, so
- *   that any sort of the words gives the rule's order. With AVX-512, buckets of equal key
+ *   first k kept: short lists by insertion sort; for ids of up to 32 bits, as 64-bit words
+ *   of an order-preserving key (inverted, less the smallest) above the id, which are
+ *   distinct, so that any sort of the words gives the rule's order (64-bit keys that span
+ *   2^32 or more: their top 32 bits above the index in the buffer, and the rare runs of
+ *   equal top bits ordered after the sort, re_topk::out_words). With AVX-512, buckets of equal key
  *   ranges and odd-even transposition rounds (re_bucket_sort_avx512), or a vectorised
  *   quicksort when the keys bunch (re_sort_words_avx512); otherwise an LSD radix sort on
- *   the key bits that differ (re_topk::write_packed). Wider types: a stable LSD radix sort
+ *   the key bits that differ (re_topk::write_packed). 64-bit ids: a stable LSD radix sort
  *   of the entries.
  * - All along, the thread's next row is requested a cache line at a time (re_readahead,
  *   re_topk_dense's `next`), interleaved with the work on this row: the memory of the next
@@ -87,8 +89,10 @@ static inline int re_bit_width(uint32_t x) {
 #endif
 }
 
-static inline int re_bit_width64(uint64_t x) {
-    return x >> 32 ? 32 + re_bit_width((uint32_t) (x >> 32)) : re_bit_width((uint32_t) x);
+/* How far keys spanning `range` are shifted right to fit 32 bits (their top 32 bits) */
+static inline int re_shift_to_32(uint64_t range) {
+    const int width = range >> 32 ? 32 + re_bit_width((uint32_t) (range >> 32)) : re_bit_width((uint32_t) range);
+    return width > 32 ? width - 32 : 0;
 }
 
 /* IEEE binary16, read as its bits (numpy float16 viewed as uint16) */
@@ -878,7 +882,7 @@ static inline Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m
     if (m >= 8 * RE_TOPK_SAMPLE && k < m && k * 256 >= m) {
         const Py_ssize_t ns = re_sample_chunks(k) * RE_TOPK_SAMPLE_RUN;
         const Py_ssize_t r = re_sample_rank(ns, k, m);
-        if (r >= 1 && r <= ns / 4) {
+        if (r <= ns / 4) { /* the sample is used (re_sample_threshold); r >= 2 */
             const double expected = (double) m * (double) r / (double) ns;
             const double room = expected * (1.0 + 4.0 / std::sqrt((double) r)) + 2 * RE_TOPK_BLOCK;
             if (room > (double) cap) cap = room >= (double) m ? m : (Py_ssize_t) room;
@@ -1058,11 +1062,13 @@ struct re_topk {
         return radix_sort(buf, n, tmp, key, key + cap);
     }
 
-    /* The ids of the min(n, k) best of buf[0:n] into out, for ids of at most 32 bits and
-     * keys of at most 32 bits, or wider keys whose inverted values lie within 2^32 of kbase,
-     * the smallest of them (re_topk::write; kbase 0 for the narrow keys). Each entry becomes
-     * one 64-bit word: the key, inverted (descending score) less kbase, above the id; a stable LSD radix sort of the words
-     * on the key bits leaves ties in the order of buf, ascending id. Only the bits where the
+    /* The ids of the min(n, k) best of buf[0:n] into out, for ids of at most 32 bits
+     * (re_topk::write): kbase is the smallest inverted key (0 for keys of up to 32 bits),
+     * shift what the keys less kbase are cut by to fit 32 bits (re_shift_to_32). Each entry
+     * becomes one 64-bit word: the key, inverted (descending score), less kbase and shifted,
+     * above the id (with a shift, above the index in buf: out_words orders the runs of equal
+     * cut keys); a stable LSD radix sort of the words on the key bits leaves ties in the
+     * order of buf, ascending id. Only the bits where the
      * keys differ are sorted, in as few passes of at most 11 bits as they need (scores above
      * a threshold share their top bits: the 20 000 standard normal scores' top 1 445 differ
      * in 25 bits, three passes); the counts of every pass are taken in one read. */
@@ -1211,8 +1217,7 @@ struct re_topk {
                 l = c < l ? c : l;
                 h = c > h ? c : h;
             }
-            const int width = re_bit_width64((uint64_t) (h - l));
-            return write_packed(out, l, width > 32 ? width - 32 : 0);
+            return write_packed(out, l, re_shift_to_32((uint64_t) (h - l)));
         }
         materialize();
         const re_entry<T, ID>* r = sorted();
@@ -1751,9 +1756,8 @@ static inline void re_sample_keys(const T* row, Py_ssize_t m, Py_ssize_t chunks,
             }
         }
         if (l <= h) {
-            const int width = re_bit_width64((uint64_t) (h - l));
             win->base = l;
-            win->shift = width > 32 ? width - 32 : 0;
+            win->shift = re_shift_to_32((uint64_t) (h - l));
         }
     }
     Py_ssize_t ok_all = 0;

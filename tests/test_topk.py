@@ -349,7 +349,8 @@ def test_buffer_holds_the_scores_above_the_sampled_threshold(k):
     t = sampled[:, int(mu + 2 * np.sqrt(mu) + 2) - 1]
     above = (a > t[:, None]).sum(axis=1)
     general = max(2 * k, k + 64)
-    assert (above > general - 32).mean() > (0.1 if k < 1000 else -1)  # would often compact
+    if k < 1000:  # the general rule's buffer would often be compacted (at k = 1000 it has room)
+        assert (above > general - 32).mean() > 0.1
     assert (above > cap - 32).mean() <= 0.01
     assert _topk.buffer_size(k, m, 0) == 2 * k  # sparse or listed rows: the general rule
     assert _topk.buffer_size(10, m, m) == 10 + 64 and _topk.buffer_size(10, 50, m) == 50
