@@ -24,8 +24,9 @@
  *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold:
  *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at
  *   all: the ids of the passing scores of each 8 or 16 are moved together (AVX2
- *   permutation, AVX-512 compress) and appended (re_scan_compress_avx2/avx512); their
- *   scores are read back at the end.
+ *   permutation, AVX-512 compress) and appended (re_scan_compress_avx2/avx512; with
+ *   AVX-512 for float64, int32 and int64 scores too); their scores are read back at the
+ *   end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask. The compress scan, which looks
@@ -1204,7 +1205,10 @@ struct re_topk {
             compact();
         }
         if (n > RE_TOPK_SHORT && sizeof(ID) <= 4) {
-            if (sizeof(U) <= 4) return write_packed(out, (U) 0, 0);
+            if (sizeof(U) <= 4) {
+                if (pending_words == NULL) materialize(); /* no words straight from the compress scan */
+                return write_packed(out, (U) 0, 0);
+            }
             /* 64-bit keys: packed too, less the smallest; when the winners' keys span 2^32
              * or more, truncated to their top 32 bits, with indices into buf in the words
              * and the rare runs of equal truncated keys ordered after the sort (out_words).
@@ -1350,8 +1354,8 @@ static inline const re_compress_table& re_compress_lanes() {
  * straight into mask registers: a broadcast, or a move from a general register, would take
  * the port that the comparisons and the compress share (with the row in the cache,
  * 8-10% of k = 100 and k = 1000). */
-static inline void re_compress_to_entries(const float* row, const int32_t* ids, Py_ssize_t n,
-                                          re_entry<float, int32_t>* out) {
+template <typename T>
+static inline void re_compress_to_entries(const T* row, const int32_t* ids, Py_ssize_t n, re_entry<T, int32_t>* out) {
     for (Py_ssize_t i = 0; i < n; ++i) {
         out[i].v = row[ids[i]];
         out[i].id = ids[i];
@@ -1401,21 +1405,22 @@ RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* 
  * number w, the row's exclusion mask, the NaN/infinite count and the read-ahead; made
  * with no candidates (the first pass of a row), and put into the buffer's entries (the
  * scores read again from the row, in the cache) before a compaction and by finish. */
+template <typename T>
 struct re_compress_state {
-    re_topk<float, int32_t>& st;
-    const float* const row;
+    re_topk<T, int32_t>& st;
+    const T* const row;
     int32_t* const ids;
     uint16_t* const xmask; /* the exclusions, a bit per score, 16 a word (read as __mmask16 too) */
     Py_ssize_t w;
     int64_t bad;
     re_readahead ra;
-    const int lines; /* of the next row a block: all of it in the scan, or half when the sort is long */
+    const int lines; /* of the next row a block: as many as the block's, or half when the sort is long */
     const bool avx512;
 
-    re_compress_state(re_topk<float, int32_t>& st_, const float* row_, Py_ssize_t m, bool avx512_)
+    re_compress_state(re_topk<T, int32_t>& st_, const T* row_, Py_ssize_t m, bool avx512_)
         : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
           xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(0), bad(0), ra(st_.ra),
-          lines(st_.k * 32 < m ? 2 : 1), avx512(avx512_) { /* no candidates yet (re_scan_compress) */
+          lines((int) (RE_TOPK_BLOCK * sizeof(T) / 64) / (st_.k * 32 < m ? 1 : 2)), avx512(avx512_) { /* no candidates yet (re_scan_compress) */
         for (const int64_t* e = st.x; e < st.x_end; ++e)
             if (*e < m) xmask[*e / 16] = (uint16_t) (xmask[*e / 16] | 1u << (*e % 16));
     }
@@ -1425,11 +1430,21 @@ struct re_compress_state {
     }
 
     inline void to_entries() {
-        if (avx512)
-            re_compress_to_entries_avx512(row, ids, w, st.buf);
-        else
-            re_compress_to_entries(row, ids, w, st.buf);
+        entries(row, ids, w, st.buf, avx512);
         st.n = w;
+    }
+
+    /* the ids' entries (float32 with AVX-512: gathered, 16 at a time) */
+    static inline void entries(const float* r, const int32_t* i, Py_ssize_t n, re_entry<float, int32_t>* out,
+                               bool gather) {
+        if (gather)
+            re_compress_to_entries_avx512(r, i, n, out);
+        else
+            re_compress_to_entries(r, i, n, out);
+    }
+    template <typename U>
+    static inline void entries(const U* r, const int32_t* i, Py_ssize_t n, re_entry<U, int32_t>* out, bool) {
+        re_compress_to_entries(r, i, n, out);
     }
 
     /* The start of the block row[j:j + 32]: lines of the next row requested (at the pace
@@ -1464,7 +1479,7 @@ struct re_compress_state {
             st.ids_row = row;
             st.ids_list = ids;
             st.pending_entries = entries_from_ids;
-            st.pending_words = words_from_ids;
+            pend_words(st);
             return;
         }
         to_entries();
@@ -1472,14 +1487,19 @@ struct re_compress_state {
             if (re_flag(row[j], st.t)) st.offer(row[j], j);
     }
 
-    static void entries_from_ids(re_topk<float, int32_t>& t) {
-        re_compress_to_entries_avx512((const float*) t.ids_row, t.ids_list, t.n, t.buf);
+    static void entries_from_ids(re_topk<T, int32_t>& t) {
+        entries((const T*) t.ids_row, t.ids_list, t.n, t.buf, true);
     }
 
+    /* float32: the packed sort's words straight from the ids; the other types' are made
+     * from entries (re_topk::write) */
     static void words_from_ids(re_topk<float, int32_t>& t, uint32_t* key, uint64_t* words, uint32_t* lo,
                                uint32_t* hi) {
         re_words_from_ids_avx512((const float*) t.ids_row, t.ids_list, t.n, key, words, lo, hi);
     }
+    static inline void pend_words(re_topk<float, int32_t>& t) { t.pending_words = words_from_ids; }
+    template <typename U>
+    static inline void pend_words(re_topk<U, int32_t>&) {}
 };
 
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
@@ -1489,7 +1509,7 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_compress_state cs(st, row, m, false);
+    re_compress_state<float> cs(st, row, m, false);
     __m256 vt = _mm256_set1_ps(st.t);
     Py_ssize_t j = 0;
     for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
@@ -1523,29 +1543,19 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m,
     cs.finish(m, j);
 }
 
-/* The blocks of the AVX-512 compress scan. EXACT: NaN and infinite scores are looked for in
- * each block (and left out and counted where found); otherwise the largest magnitude of the
- * row's scores is only gathered, and the pass returns false, its candidates to be dropped,
- * when a score was NaN or infinite. */
-template <bool EXACT>
-RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st,
-                                                     re_compress_state& cs, Py_ssize_t& j) {
-    const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
-    const __m512i step = _mm512_set1_epi32(RE_TOPK_BLOCK);
-    __mmask16* const xm = cs.xmask; /* each block's two halves */
-    __m512 vt = _mm512_set1_ps(st.t);
-    /* the ids of the block's two halves, advanced a block at a time (a broadcast of j would
-     * take the port that the comparisons and the compress share) */
-    __m512i id0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i id1 = _mm512_add_epi32(id0, _mm512_set1_epi32(16));
-    __m512i most = _mm512_setzero_si512(); /* the largest magnitude's bits */
-    for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        if (cs.block(j)) vt = _mm512_set1_ps(st.t);
-        const __m512 v2[2] = {_mm512_loadu_ps(row + j), _mm512_loadu_ps(row + j + 16)};
-        const __m512i ids2[2] = {id0, id1};
-        /* loaded straight into mask registers (GCC loads _load_mask16 into a general register
-         * first, and the move from there takes port 5) */
-        __mmask16* const x2 = xm + 2 * (j / RE_TOPK_BLOCK);
+/* The vectors of the AVX-512 compress scan for each score type: a block of RE_TOPK_BLOCK
+ * scores as VECS vectors of LANES; its exclusions, bits of the row's mask, as a mask per
+ * vector; a vector's scores above t; and the magnitude bits, of which those at least
+ * infinity's are NaN or infinite (integers: none). */
+template <typename T>
+struct re_v512;
+
+struct re_v512_16 { /* 16 scores a vector (float32, int32) */
+    enum { LANES = 16 };
+    /* loaded straight into mask registers (GCC loads _load_mask16 into a general register
+     * first, and the move from there takes port 5) */
+    RE_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
+        __mmask16* const x2 = (__mmask16*) x;
 #if defined(__clang__)
         const __mmask16 ex0 = _load_mask16(x2), ex1 = _load_mask16(x2 + 1);
 #else
@@ -1553,42 +1563,145 @@ RE_AVX512 static bool re_scan_compress_avx512_blocks(const float* row, Py_ssize_
         __asm__("kmovw %1, %0" : "=k"(ex0) : "m"(x2[0]));
         __asm__("kmovw %1, %0" : "=k"(ex1) : "m"(x2[1]));
 #endif
-        const __mmask16 candidate2[2] = {_knot_mask16(ex0), _knot_mask16(ex1)};
+        c[0] = _knot_mask16(ex0);
+        c[1] = _knot_mask16(ex1);
+    }
+};
+
+struct re_v512_8 { /* 8 scores a vector (float64, int64): a byte of the mask each */
+    enum { LANES = 8 };
+    RE_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
+        const uint32_t ex = ~((uint32_t) x[0] | (uint32_t) x[1] << 16);
+        for (int q = 0; q < 4; ++q) c[q] = (__mmask16) ((ex >> (8 * q)) & 0xff);
+    }
+};
+
+template <typename V>
+struct re_v512_int { /* integer scores are all finite */
+    RE_AVX512 static inline __mmask16 finite(__mmask16 c, V) { return c; }
+    RE_AVX512 static inline __mmask16 not_finite(__mmask16, V) { return 0; }
+    RE_AVX512 static inline __m512i magnitude(__m512i most, __mmask16, V) { return most; }
+    RE_AVX512 static inline bool any_bad(__m512i) { return false; }
+};
+
+template <>
+struct re_v512<float> : re_v512_16 {
+    typedef __m512 V;
+    RE_AVX512 static inline V load(const float* p) { return _mm512_loadu_ps(p); }
+    RE_AVX512 static inline V set1(float t) { return _mm512_set1_ps(t); }
+    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) { return _mm512_mask_cmp_ps_mask(c, v, t, _CMP_GT_OQ); }
+    RE_AVX512 static inline __mmask16 finite(__mmask16 c, V v) {
+        return _mm512_mask_cmp_ps_mask(c, v, _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
+    }
+    RE_AVX512 static inline __mmask16 not_finite(__mmask16 c, V v) {
+        return _mm512_mask_cmp_ps_mask(c, _mm512_abs_ps(v), _mm512_set1_ps(std::numeric_limits<float>::infinity()),
+                                       _CMP_NLT_UQ);
+    }
+    RE_AVX512 static inline __m512i magnitude(__m512i most, __mmask16 c, V v) {
+        return _mm512_mask_max_epu32(most, c, most, _mm512_castps_si512(_mm512_abs_ps(v)));
+    }
+    RE_AVX512 static inline bool any_bad(__m512i most) {
+        return _mm512_cmpge_epu32_mask(most, _mm512_set1_epi32(0x7f800000)) != 0;
+    }
+};
+
+template <>
+struct re_v512<double> : re_v512_8 {
+    typedef __m512d V;
+    RE_AVX512 static inline V load(const double* p) { return _mm512_loadu_pd(p); }
+    RE_AVX512 static inline V set1(double t) { return _mm512_set1_pd(t); }
+    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {
+        return _mm512_mask_cmp_pd_mask((__mmask8) c, v, t, _CMP_GT_OQ);
+    }
+    RE_AVX512 static inline __mmask16 finite(__mmask16 c, V v) {
+        return _mm512_mask_cmp_pd_mask((__mmask8) c, v, _mm512_set1_pd(std::numeric_limits<double>::infinity()),
+                                       _CMP_LT_OQ);
+    }
+    RE_AVX512 static inline __mmask16 not_finite(__mmask16 c, V v) {
+        return _mm512_mask_cmp_pd_mask((__mmask8) c, _mm512_abs_pd(v),
+                                       _mm512_set1_pd(std::numeric_limits<double>::infinity()), _CMP_NLT_UQ);
+    }
+    RE_AVX512 static inline __m512i magnitude(__m512i most, __mmask16 c, V v) {
+        return _mm512_mask_max_epu64(most, (__mmask8) c, most, _mm512_castpd_si512(_mm512_abs_pd(v)));
+    }
+    RE_AVX512 static inline bool any_bad(__m512i most) {
+        return _mm512_cmpge_epu64_mask(most, _mm512_set1_epi64(0x7ff0000000000000ll)) != 0;
+    }
+};
+
+template <>
+struct re_v512<int32_t> : re_v512_16, re_v512_int<__m512i> {
+    typedef __m512i V;
+    RE_AVX512 static inline V load(const int32_t* p) { return _mm512_loadu_si512((const void*) p); }
+    RE_AVX512 static inline V set1(int32_t t) { return _mm512_set1_epi32(t); }
+    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) { return _mm512_mask_cmpgt_epi32_mask(c, v, t); }
+};
+
+template <>
+struct re_v512<int64_t> : re_v512_8, re_v512_int<__m512i> {
+    typedef __m512i V;
+    RE_AVX512 static inline V load(const int64_t* p) { return _mm512_loadu_si512((const void*) p); }
+    RE_AVX512 static inline V set1(int64_t t) { return _mm512_set1_epi64((long long) t); }
+    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {
+        return _mm512_mask_cmpgt_epi64_mask((__mmask8) c, v, t);
+    }
+};
+
+/* The blocks of the AVX-512 compress scan. EXACT: NaN and infinite scores are looked for in
+ * each block (and left out and counted where found); otherwise the largest magnitude of the
+ * row's scores is only gathered, and the pass returns false, its candidates to be dropped,
+ * when a score was NaN or infinite. */
+template <bool EXACT, typename T>
+RE_AVX512 static bool re_scan_compress_avx512_blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
+                                                     re_compress_state<T>& cs, Py_ssize_t& j) {
+    typedef re_v512<T> C;
+    enum { VECS = RE_TOPK_BLOCK / C::LANES };
+    const __m512i step = _mm512_set1_epi32(RE_TOPK_BLOCK);
+    typename C::V vt = C::set1(st.t);
+    /* the ids of the block's vectors (the first LANES lanes), advanced a block at a time (a
+     * broadcast of j would take the port that the comparisons and the compress share) */
+    __m512i ids[VECS];
+    for (int q = 0; q < VECS; ++q)
+        ids[q] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                  _mm512_set1_epi32(q * C::LANES));
+    __m512i most = _mm512_setzero_si512(); /* the largest magnitude's bits */
+    for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        if (cs.block(j)) vt = C::set1(st.t);
+        typename C::V v[VECS];
+        for (int q = 0; q < VECS; ++q) v[q] = C::load(row + j + q * C::LANES);
+        __mmask16 candidate[VECS];
+        C::candidates(cs.xmask + j / 16, candidate);
         bool block_bad = false;
         if (EXACT) {
-            const __m512i mag = _mm512_max_epu32(_mm512_castps_si512(_mm512_abs_ps(v2[0])),
-                                                 _mm512_castps_si512(_mm512_abs_ps(v2[1])));
-            block_bad = _mm512_cmpge_epu32_mask(mag, _mm512_castps_si512(inf)) != 0;
+            __m512i mag = _mm512_setzero_si512();
+            for (int q = 0; q < VECS; ++q) mag = C::magnitude(mag, (__mmask16) -1, v[q]);
+            block_bad = C::any_bad(mag);
         } else { /* the candidates' only: an excluded item's NaN or -inf needs no exact pass */
-            most = _mm512_mask_max_epu32(most, candidate2[0], most, _mm512_castps_si512(_mm512_abs_ps(v2[0])));
-            most = _mm512_mask_max_epu32(most, candidate2[1], most, _mm512_castps_si512(_mm512_abs_ps(v2[1])));
+            for (int q = 0; q < VECS; ++q) most = C::magnitude(most, candidate[q], v[q]);
         }
-        for (int h = 0; h < 2; ++h) {
-            const __m512 v = v2[h];
-            const __mmask16 candidate = candidate2[h];
-            __mmask16 keep = _mm512_mask_cmp_ps_mask(candidate, v, vt, _CMP_GT_OQ); /* t is finite */
+        for (int q = 0; q < VECS; ++q) {
+            __mmask16 keep = C::above(candidate[q], v[q], vt); /* t is finite */
             if (EXACT && block_bad) {
-                keep = _mm512_mask_cmp_ps_mask(keep, v, inf, _CMP_LT_OQ);
-                const __mmask16 is_bad = _mm512_mask_cmp_ps_mask(candidate, _mm512_abs_ps(v), inf, _CMP_NLT_UQ);
-                cs.bad += __builtin_popcount((unsigned) is_bad);
+                keep = C::finite(keep, v[q]);
+                cs.bad += __builtin_popcount((unsigned) C::not_finite(candidate[q], v[q]));
             }
-            _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(keep, ids2[h]));
+            _mm512_storeu_si512((void*) (cs.ids + cs.w), _mm512_maskz_compress_epi32(keep, ids[q]));
             cs.w += __builtin_popcount((unsigned) keep);
+            ids[q] = _mm512_add_epi32(ids[q], step);
         }
-        id0 = _mm512_add_epi32(id0, step);
-        id1 = _mm512_add_epi32(id1, step);
     }
-    return EXACT || _mm512_cmpge_epu32_mask(most, _mm512_castps_si512(inf)) == 0;
+    return EXACT || !C::any_bad(most);
 }
 
 /* A first pass that tests the candidates' magnitudes only once, at its end (a test and a
  * branch a block less), and in the rare row where a candidate is NaN or infinite a second,
  * exact pass from the same start: no candidates, the sampled threshold (re_scan_compress
  * runs this scan only as the first pass over a row). */
-RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
-    re_compress_state cs(st, row, m, true);
+template <typename T>
+RE_AVX512 static void re_scan_compress_avx512(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+    re_compress_state<T> cs(st, row, m, true);
     Py_ssize_t j = 0;
-    const float t0 = st.t;
+    const T t0 = st.t;
     if (!re_scan_compress_avx512_blocks<false>(row, m, st, cs, j)) {
         cs.w = 0;
         st.n = 0;
@@ -1599,24 +1712,53 @@ RE_AVX512 static void re_scan_compress_avx512(const float* row, Py_ssize_t m, re
     cs.finish(m, j);
 }
 
-/* The compress scan where it applies: float32 scores, int32 ids, a first pass from a
- * threshold with many scores above it, a buffer with room for a block past its compaction
- * point, and AVX-512 or AVX2 (with POPCNT). */
-template <typename ID>
-static inline bool re_scan_compress(const float*, Py_ssize_t, re_topk<float, ID>&) {
+/* The compress scan where it applies: float32 (AVX-512 or AVX2 with POPCNT) or float64
+ * (AVX-512) scores, int32 ids, a first pass from a threshold with many scores above it, and
+ * a buffer with room for a block past its compaction point. */
+template <typename T, typename ID>
+static inline bool re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
     return false;
+}
+template <typename T>
+static inline bool re_compress_applies(Py_ssize_t m, const re_topk<T, int32_t>& st) {
+    return st.have_t && !st.have_hi && st.n == 0 && !st.compacted && st.k * 256 >= m &&
+           st.cap >= st.k + 2 * RE_TOPK_BLOCK;
 }
 static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
     static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!avx2 || !st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m ||
-        st.cap < st.k + 2 * RE_TOPK_BLOCK)
-        return false;
+    if (!avx2 || !re_compress_applies(m, st)) return false;
     if (re_cpu_has_avx512())
         re_scan_compress_avx512(row, m, st);
     else
         re_scan_compress_avx2(row, m, st);
     return true;
 }
+/* float64, int32 and int64 with AVX-512 (the same vectors of 512 bits: 8 or 16 scores).
+ * 20 000 x 20 000 scores (standard normal, integers x 1000) with 1M exclusions, 2 threads,
+ * against the block scan, in one process taking turns: k = 100 / 1000 took 0.95x / 0.87x
+ * the time (float64), 0.99x / 0.86x (int64), 0.70x / 0.71x (int32); k = 10 is unchanged. */
+template <typename T>
+static inline bool re_scan_compress_avx512_only(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+    if (!re_cpu_has_avx512() || !re_compress_applies(m, st)) return false;
+    re_scan_compress_avx512(row, m, st);
+    return true;
+}
+static inline bool re_scan_compress(const double* row, Py_ssize_t m, re_topk<double, int32_t>& st) {
+    return re_scan_compress_avx512_only(row, m, st);
+}
+static inline bool re_scan_compress(const int32_t* row, Py_ssize_t m, re_topk<int32_t, int32_t>& st) {
+    return re_scan_compress_avx512_only(row, m, st);
+}
+static inline bool re_scan_compress(const int64_t* row, Py_ssize_t m, re_topk<int64_t, int32_t>& st) {
+    return re_scan_compress_avx512_only(row, m, st);
+}
+
+template <typename ID>
+struct re_scan<int32_t, ID> {
+    static inline void run(const int32_t* row, Py_ssize_t m, re_topk<int32_t, ID>& st) {
+        if (!re_scan_compress(row, m, st)) re_scan_dense_base(row, m, st);
+    }
+};
 
 template <typename ID>
 struct re_scan<float, ID> {
@@ -1632,6 +1774,7 @@ struct re_scan<float, ID> {
 template <typename ID>
 struct re_scan<double, ID> {
     static inline void run(const double* row, Py_ssize_t m, re_topk<double, ID>& st) {
+        if (re_scan_compress(row, m, st)) return;
         if (re_cpu_has_avx2())
             re_scan_dense_avx2(row, m, st);
         else
@@ -1668,6 +1811,8 @@ RE_AVX2 static inline uint32_t re_block_mask_avx2_i64(const int64_t* p, int64_t 
     template <typename ID>                                                                       \
     struct re_scan<SCORE, ID> {                                                                  \
         static inline void run(const SCORE* row, Py_ssize_t m, re_topk<SCORE, ID>& st) {         \
+            if (re_scan_compress(row, m, st))                                                    \
+                return;                                                                          \
             if (HAS())                                                                           \
                 re_scan_dense_##MASK(row, m, st);                                                \
             else                                                                                 \

@@ -232,6 +232,43 @@ def test_wide_rows_match_reference(kind, dtype):
         assert reported == dropped
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("m", [8200, 9000 + 17])
+def test_compress_scan_rows_match_reference(dtype, m):
+    """The rows of the compress scans (AVX-512: float32, float64, int32 and int64; AVX2:
+    float32): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
+    length is not a multiple of the 32-score block; NaN and infinite scores of either sign
+    among the candidates and among the excluded items (only the candidates' are counted);
+    excluded items in runs that fill whole blocks; a row above the sample (compactions)."""
+    rng = np.random.default_rng(21)
+    n = 6
+    if np.dtype(dtype).kind == "f":
+        a = rng.standard_normal((n, m)).astype(dtype)
+        a[rng.random(a.shape) < 0.003] = np.inf
+        a[rng.random(a.shape) < 0.003] = -np.inf
+        a[rng.random(a.shape) < 0.003] = np.nan
+        a[4, : m // 3] = np.inf  # one row where the excluded items are the non-finite ones
+    else:
+        info = np.iinfo(dtype)
+        a = rng.integers(-(10**6), 10**6, size=(n, m)).astype(dtype)
+        a[rng.random(a.shape) < 0.002] = info.max
+        a[rng.random(a.shape) < 0.002] = info.min
+    a[5] = np.arange(m)[::-1] % 997  # ties in runs of equal scores, none of them sampled alike
+    # the sample sees only the lowest scores, nearly all pass its threshold: compactions
+    sampled = np.zeros(m, dtype=bool)
+    sampled[np.concatenate([_sample_positions(m, 100), _sample_positions(m, 300)])] = True
+    a[3] = np.where(sampled, rng.integers(-50, 0, m), rng.integers(0, 50, m))
+    invalid = [sorted(set(rng.choice(m, 400, replace=False).tolist()) | set(range(64 * i, 64 * i + 96)))
+               for i in range(n)]
+    invalid[4] = list(range(m // 3))
+    rows = dense_rows(a)
+    for k in (40, 100, 700, 3000):
+        expected, dropped = reference(rows, k, None, filter_sets(invalid, n))
+        r, reported = run(Rankings.from_scores, a, k=k, invalid_items=invalid)
+        assert r.to_list() == expected, k
+        assert reported == dropped, k
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64])
 def test_wide_64_bit_winners_with_equal_top_bits(dtype):
     """64-bit winners whose keys span 2^32 or more are sorted on their top 32 bits with
@@ -484,10 +521,12 @@ for dtype in ("float16", "float32", "float64", "int32", "int64"):
 import warnings
 b = rng.standard_normal((20, 9000), dtype=np.float32)
 b[rng.random(b.shape) < 0.002] = np.inf
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    out.append(Rankings.from_scores(b, k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
-out.append([str(w.message) for w in caught])
+b[rng.random(b.shape) < 0.002] = -np.inf
+for dtype in ("float32", "float64"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.append(Rankings.from_scores(b.astype(dtype), k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
+    out.append([str(w.message) for w in caught])
 # the winners' sorts: keys spread (buckets), bunched by one outlier (quicksort), more than
 # 4096 winners (quicksort), few above the sample
 c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)
@@ -500,13 +539,18 @@ for k in (40, 1500, 5000):
 x = [sorted(set(np.random.default_rng(13 + i).integers(0, 30000, 1500).tolist())) for i in range(6)]
 for k in (1, 10, 150, 1500):
     out.append(Rankings.from_scores(c, k=k, invalid_items=x).to_list())
+ci = np.clip(c, -1e5, 1e5) * 1000  # the outlier in range of int32
+for scores in (c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64)):
+    for k in (150, 1500):
+        out.append(Rankings.from_scores(scores, k=k, invalid_items=x).to_list())
 json.dump(out, sys.stdout)
 """
 
 
 def test_simd_scan_paths_agree():
     """The scans chosen at run time give the same rankings: AVX-512 or AVX2 where the CPU
-    has them (the compress scan of float32 rows from k = 100 of 9 000), AVX2 only
+    has them (the compress scans of float32 rows from k = 100 of 9 000, and with AVX-512
+    of float64, int32 and int64 rows), AVX2 only
     (RANKEREVAL_DISABLE_AVX512), SSE2 only (RANKEREVAL_DISABLE_AVX2)."""
     import json
     import os
@@ -532,10 +576,14 @@ def test_simd_scan_paths_agree():
     c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)  # as in the script
     c[3, 17] = 1e30
     for i, k in enumerate((40, 1500, 5000)):
-        assert runs[0][-7 + i] == reference(dense_rows(c), k)[0]
+        assert runs[0][-13 + i] == reference(dense_rows(c), k)[0]
     x = [set(np.random.default_rng(13 + i).integers(0, 30000, 1500).tolist()) for i in range(6)]
     for i, k in enumerate((1, 10, 150, 1500)):
-        assert runs[0][-4 + i] == reference(dense_rows(c), k, None, x)[0]
+        assert runs[0][-10 + i] == reference(dense_rows(c), k, None, x)[0]
+    ci = np.clip(c, -1e5, 1e5) * 1000
+    for i, scores in enumerate((c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64))):
+        for j, k in enumerate((150, 1500)):
+            assert runs[0][-6 + 2 * i + j] == reference(dense_rows(scores), k, None, x)[0]
 
 
 # ---------------------------------------------------------------------------------------
