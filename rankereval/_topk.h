@@ -21,12 +21,12 @@
  *   The dense scan tests a block of 32 scores at a time against t (SSE2 or AVX2 for float32
  *   and float64, F16C for float16, a loop the compiler vectorises otherwise) and visits only the flagged ones,
  *   without a branch per score; a compaction, when the buffer might fill, happens between
- *   blocks. Where more than a few scores in a thousand pass (float32, a sampled threshold:
- *   rows of 8 192 scores or more; k >= m / 256), the scan has no branch on the scores at
+ *   blocks. Where more than a few scores in a thousand pass (a sampled threshold: rows of
+ *   8 192 scores or more; k >= m / 256, or m / 128 for 64-bit scores with AVX2 only;
+ *   float32, float64, int32 and int64 scores), the scan has no branch on the scores at
  *   all: the ids of the passing scores of each 8 or 16 are moved together (AVX2
- *   permutation, AVX-512 compress) and appended (re_scan_compress_avx2/avx512; with
- *   AVX-512 for float64, int32 and int64 scores too); their scores are read back at the
- *   end.
+ *   permutation, AVX-512 compress) and appended (re_scan_compress_avx2/avx512); their
+ *   scores are read back at the end.
  * - Exclusions (the sorted CSR row of invalid_items) are merged in only for blocks with
  *   flagged scores: the exclusion pointer moves forward with the item id, and the
  *   exclusions of a block clear their bits from its mask. The compress scan, which looks
@@ -1503,33 +1503,102 @@ struct re_compress_state {
 };
 
 #define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
-RE_AVX2_POPCNT static void re_scan_compress_avx2(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
-    const re_compress_table& table = re_compress_lanes();
-    const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
-    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256i below_inf = _mm256_set1_epi32(0x7f800000 - 1);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_compress_state<float> cs(st, row, m, false);
-    __m256 vt = _mm256_set1_ps(st.t);
-    Py_ssize_t j = 0;
-    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-        uint32_t excluded;
-        if (cs.block(j, excluded)) vt = _mm256_set1_ps(st.t);
+
+/* The block test of the AVX2 compress scan for each score type: the scores of a block of
+ * RE_TOPK_BLOCK above t as bits, and those that are NaN or infinite (floats) as `bad`
+ * (left as 0 when there are none, found for float32 by one test a block). */
+template <typename T>
+struct re_v256;
+
+template <>
+struct re_v256<float> {
+    typedef __m256 V;
+    RE_AVX2_POPCNT static inline V set1(float t) { return _mm256_set1_ps(t); }
+    RE_AVX2_POPCNT static inline uint32_t block(const float* p, V vt, uint32_t* bad) {
+        const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
         __m256 v[4];
         uint32_t keep = 0;
         __m256i mag = _mm256_setzero_si256();
         for (int q = 0; q < 4; ++q) {
-            v[q] = _mm256_loadu_ps(row + j + 8 * q);
+            v[q] = _mm256_loadu_ps(p + 8 * q);
             keep |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ)) << (8 * q); /* t is finite */
             mag = _mm256_max_epi32(mag, _mm256_castps_si256(_mm256_and_ps(v[q], abs_mask)));
         }
-        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(mag, below_inf))) { /* NaN or infinite scores */
-            uint32_t is_bad = 0;
+        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000 - 1)))) {
+            const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
             for (int q = 0; q < 4; ++q)
-                is_bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
-                          << (8 * q);
-            keep &= ~is_bad;
-            cs.bad += __builtin_popcount(is_bad & ~excluded);
+                *bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
+                        << (8 * q);
+        }
+        return keep;
+    }
+};
+
+template <>
+struct re_v256<double> {
+    typedef __m256d V;
+    RE_AVX2_POPCNT static inline V set1(double t) { return _mm256_set1_pd(t); }
+    RE_AVX2_POPCNT static inline uint32_t block(const double* p, V vt, uint32_t* bad) {
+        const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+        const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+        uint32_t keep = 0, b = 0;
+        for (int q = 0; q < 8; ++q) {
+            const __m256d v = _mm256_loadu_pd(p + 4 * q);
+            keep |= (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(v, vt, _CMP_GT_OQ)) << (4 * q);
+            b |= (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(v, abs_mask), inf, _CMP_NLT_UQ)) << (4 * q);
+        }
+        *bad = b;
+        return keep;
+    }
+};
+
+template <>
+struct re_v256<int32_t> {
+    typedef __m256i V;
+    RE_AVX2_POPCNT static inline V set1(int32_t t) { return _mm256_set1_epi32(t); }
+    RE_AVX2_POPCNT static inline uint32_t block(const int32_t* p, V vt, uint32_t*) {
+        uint32_t keep = 0;
+        for (int q = 0; q < 4; ++q)
+            keep |= (uint32_t) _mm256_movemask_ps(_mm256_castsi256_ps(
+                        _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i*) (p + 8 * q)), vt)))
+                    << (8 * q);
+        return keep;
+    }
+};
+
+template <>
+struct re_v256<int64_t> {
+    typedef __m256i V;
+    RE_AVX2_POPCNT static inline V set1(int64_t t) { return _mm256_set1_epi64x((long long) t); }
+    RE_AVX2_POPCNT static inline uint32_t block(const int64_t* p, V vt, uint32_t*) {
+        uint32_t keep = 0;
+        for (int q = 0; q < 8; ++q)
+            keep |= (uint32_t) _mm256_movemask_pd(_mm256_castsi256_pd(
+                        _mm256_cmpgt_epi64(_mm256_loadu_si256((const __m256i*) (p + 4 * q)), vt)))
+                    << (4 * q);
+        return keep;
+    }
+};
+
+/* The compress scan with AVX2: the block's bits of the scores above t, less the NaN and
+ * infinite ones (counted) and the excluded ones, and the ids of each 8 moved together by
+ * a permutation from re_compress_table. */
+template <typename T>
+RE_AVX2_POPCNT static void re_scan_compress_avx2(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+    typedef re_v256<T> C;
+    const re_compress_table& table = re_compress_lanes();
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    re_compress_state<T> cs(st, row, m, false);
+    typename C::V vt = C::set1(st.t);
+    Py_ssize_t j = 0;
+    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+        uint32_t excluded;
+        if (cs.block(j, excluded)) vt = C::set1(st.t);
+        uint32_t bad = 0;
+        uint32_t keep = C::block(row + j, vt, &bad);
+        if (bad) { /* NaN or infinite scores */
+            keep &= ~bad;
+            cs.bad += __builtin_popcount(bad & ~excluded);
         }
         keep &= ~excluded;
         for (int q = 0; q < 4; ++q) {
@@ -1712,9 +1781,9 @@ RE_AVX512 static void re_scan_compress_avx512(const T* row, Py_ssize_t m, re_top
     cs.finish(m, j);
 }
 
-/* The compress scan where it applies: float32 (AVX-512 or AVX2 with POPCNT) or float64
- * (AVX-512) scores, int32 ids, a first pass from a threshold with many scores above it, and
- * a buffer with room for a block past its compaction point. */
+/* The compress scan where it applies: float32, float64, int32 or int64 scores (AVX-512, or
+ * AVX2 with POPCNT), int32 ids, a first pass from a threshold with many scores above it,
+ * and a buffer with room for a block past its compaction point. */
 template <typename T, typename ID>
 static inline bool re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
     return false;
@@ -1724,33 +1793,37 @@ static inline bool re_compress_applies(Py_ssize_t m, const re_topk<T, int32_t>& 
     return st.have_t && !st.have_hi && st.n == 0 && !st.compacted && st.k * 256 >= m &&
            st.cap >= st.k + 2 * RE_TOPK_BLOCK;
 }
-static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+/* float64, int32 and int64 the same way; with AVX2 only, 64-bit scores from k >= m / 128
+ * (4 scores a vector: below that the block scan, which skips the blocks without flagged
+ * scores, was as fast). 20 000 x 20 000 scores (standard normal, integers x 1000) with 1M
+ * exclusions, 2 threads, against the block scan, in one process taking turns: AVX-512,
+ * k = 100 / 1000 took 0.95x / 0.87x the time (float64), 0.99x / 0.86x (int64), 0.70x /
+ * 0.71x (int32); AVX2, k = 100 / 300 / 1000 0.83x / 0.72x / 0.74x (int32), k = 300 /
+ * 1000 0.96x / 0.88x (float64) and 0.95x / 0.84x (int64), where at k = 100 the compress
+ * scan of 64-bit scores took 0.99-1.05x. */
+template <typename T>
+static inline bool re_scan_compress_any(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
     static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
     if (!avx2 || !re_compress_applies(m, st)) return false;
-    if (re_cpu_has_avx512())
+    if (re_cpu_has_avx512()) {
         re_scan_compress_avx512(row, m, st);
-    else
-        re_scan_compress_avx2(row, m, st);
+        return true;
+    }
+    if (sizeof(T) == 8 && st.k * 128 < m) return false;
+    re_scan_compress_avx2(row, m, st);
     return true;
 }
-/* float64, int32 and int64 with AVX-512 (the same vectors of 512 bits: 8 or 16 scores).
- * 20 000 x 20 000 scores (standard normal, integers x 1000) with 1M exclusions, 2 threads,
- * against the block scan, in one process taking turns: k = 100 / 1000 took 0.95x / 0.87x
- * the time (float64), 0.99x / 0.86x (int64), 0.70x / 0.71x (int32); k = 10 is unchanged. */
-template <typename T>
-static inline bool re_scan_compress_avx512_only(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
-    if (!re_cpu_has_avx512() || !re_compress_applies(m, st)) return false;
-    re_scan_compress_avx512(row, m, st);
-    return true;
+static inline bool re_scan_compress(const float* row, Py_ssize_t m, re_topk<float, int32_t>& st) {
+    return re_scan_compress_any(row, m, st);
 }
 static inline bool re_scan_compress(const double* row, Py_ssize_t m, re_topk<double, int32_t>& st) {
-    return re_scan_compress_avx512_only(row, m, st);
+    return re_scan_compress_any(row, m, st);
 }
 static inline bool re_scan_compress(const int32_t* row, Py_ssize_t m, re_topk<int32_t, int32_t>& st) {
-    return re_scan_compress_avx512_only(row, m, st);
+    return re_scan_compress_any(row, m, st);
 }
 static inline bool re_scan_compress(const int64_t* row, Py_ssize_t m, re_topk<int64_t, int32_t>& st) {
-    return re_scan_compress_avx512_only(row, m, st);
+    return re_scan_compress_any(row, m, st);
 }
 
 template <typename ID>
