@@ -1420,7 +1420,8 @@ struct re_compress_state {
     re_compress_state(re_topk<T, int32_t>& st_, const T* row_, Py_ssize_t m, bool avx512_)
         : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
           xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(0), bad(0), ra(st_.ra),
-          lines((int) (RE_TOPK_BLOCK * sizeof(T) / 64) / (st_.k * 32 < m ? 1 : 2)), avx512(avx512_) { /* no candidates yet (re_scan_compress) */
+          lines((int) (RE_TOPK_BLOCK * sizeof(T) / 64) / (st_.k * 32 < m ? 1 : 2)),
+          avx512(avx512_) { /* no candidates yet (re_scan_compress) */
         for (const int64_t* e = st.x; e < st.x_end; ++e)
             if (*e < m) xmask[*e / 16] = (uint16_t) (xmask[*e / 16] | 1u << (*e % 16));
     }
@@ -1658,7 +1659,9 @@ struct re_v512<float> : re_v512_16 {
     typedef __m512 V;
     RE_AVX512 static inline V load(const float* p) { return _mm512_loadu_ps(p); }
     RE_AVX512 static inline V set1(float t) { return _mm512_set1_ps(t); }
-    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) { return _mm512_mask_cmp_ps_mask(c, v, t, _CMP_GT_OQ); }
+    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {
+        return _mm512_mask_cmp_ps_mask(c, v, t, _CMP_GT_OQ);
+    }
     RE_AVX512 static inline __mmask16 finite(__mmask16 c, V v) {
         return _mm512_mask_cmp_ps_mask(c, v, _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
     }
