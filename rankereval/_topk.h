@@ -1866,11 +1866,6 @@ template <typename T, typename ID>
 static inline bool re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
     return false;
 }
-template <typename T>
-static inline bool re_compress_applies(Py_ssize_t m, const re_topk<T, int32_t>& st) {
-    return st.have_t && !st.have_hi && st.n == 0 && !st.compacted && st.k * 256 >= m &&
-           st.cap >= st.k + 2 * RE_TOPK_BLOCK;
-}
 /* float64, int32 and int64 the same way; with AVX2 only, 64-bit scores from k >= m / 128
  * (4 scores a vector: below that the block scan, which skips the blocks without flagged
  * scores, was as fast). 20 000 x 20 000 scores (standard normal, integers x 1000) with 1M
@@ -1882,7 +1877,9 @@ static inline bool re_compress_applies(Py_ssize_t m, const re_topk<T, int32_t>& 
 template <typename T>
 static inline bool re_scan_compress_any(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
     static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!avx2 || !re_compress_applies(m, st)) return false;
+    if (!avx2 || !st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m ||
+        st.cap < st.k + 2 * RE_TOPK_BLOCK)
+        return false;
     if (re_cpu_has_avx512()) {
         re_scan_compress_avx512(row, m, st);
         return true;
@@ -1904,34 +1901,20 @@ static inline bool re_scan_compress(const int64_t* row, Py_ssize_t m, re_topk<in
     return re_scan_compress_any(row, m, st);
 }
 
-template <typename ID>
-struct re_scan<int32_t, ID> {
-    static inline void run(const int32_t* row, Py_ssize_t m, re_topk<int32_t, ID>& st) {
-        if (!re_scan_compress(row, m, st)) re_scan_dense_base(row, m, st);
-    }
-};
-
-template <typename ID>
-struct re_scan<float, ID> {
-    static inline void run(const float* row, Py_ssize_t m, re_topk<float, ID>& st) {
-        if (re_scan_compress(row, m, st)) return;
+/* float32 and float64: the block test with AVX2 where the CPU has it */
+template <typename T, typename ID>
+struct re_scan_float {
+    static inline void run(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
         if (re_cpu_has_avx2())
             re_scan_dense_avx2(row, m, st);
         else
             re_scan_dense_base(row, m, st);
     }
 };
-
 template <typename ID>
-struct re_scan<double, ID> {
-    static inline void run(const double* row, Py_ssize_t m, re_topk<double, ID>& st) {
-        if (re_scan_compress(row, m, st)) return;
-        if (re_cpu_has_avx2())
-            re_scan_dense_avx2(row, m, st);
-        else
-            re_scan_dense_base(row, m, st);
-    }
-};
+struct re_scan<float, ID> : re_scan_float<float, ID> {};
+template <typename ID>
+struct re_scan<double, ID> : re_scan_float<double, ID> {};
 
 /* int64 with AVX2: the block test 4 scores at a time (vpcmpgtq), where the loop the
  * compiler vectorises for SSE2 has no 64-bit comparison. 20 000 x 20 000 int64 scores
@@ -1962,8 +1945,6 @@ RE_AVX2 static inline uint32_t re_block_mask_avx2_i64(const int64_t* p, int64_t 
     template <typename ID>                                                                       \
     struct re_scan<SCORE, ID> {                                                                  \
         static inline void run(const SCORE* row, Py_ssize_t m, re_topk<SCORE, ID>& st) {         \
-            if (re_scan_compress(row, m, st))                                                    \
-                return;                                                                          \
             if (HAS())                                                                           \
                 re_scan_dense_##MASK(row, m, st);                                                \
             else                                                                                 \
@@ -2007,6 +1988,9 @@ RE_SCAN_WITH(re_half, RE_F16C, re_block_mask_f16c, re_cpu_has_f16c)
 
 template <typename T, typename ID>
 static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
+#if RE_TOPK_AVX2
+    if (re_scan_compress(row, m, st)) return; /* where it applies (float32, float64, int32, int64) */
+#endif
     re_scan<T, ID>::run(row, m, st);
 }
 

@@ -235,8 +235,8 @@ def test_wide_rows_match_reference(kind, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 @pytest.mark.parametrize("m", [8200, 9000 + 17])
 def test_compress_scan_rows_match_reference(dtype, m):
-    """The rows of the compress scans (AVX-512: float32, float64, int32 and int64; AVX2:
-    float32): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
+    """The rows of the compress scans (float32, float64, int32 and int64; AVX-512 or
+    AVX2): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
     length is not a multiple of the 32-score block; NaN and infinite scores of either sign
     among the candidates and among the excluded items (only the candidates' are counted);
     excluded items in runs that fill whole blocks; a row above the sample (compactions)."""
@@ -503,55 +503,50 @@ def test_threads_do_not_change_the_result():
 
 
 _SCAN_SCRIPT = """
-import json, sys
+import json, sys, warnings
 import numpy as np
 from rankereval import Rankings
+warnings.simplefilter("ignore")
 rng = np.random.default_rng(11)
-out = []
+out = {}
 for dtype in ("float16", "float32", "float64", "int32", "int64"):
     a = rng.integers(-4, 5, size=(40, 9000)).astype(dtype)
     if dtype.startswith("float"):
         a[rng.random(a.shape) < 0.01] = np.nan
         a[rng.random(a.shape) < 0.005] = -np.inf
     for k in (5, 100, 700):
-        with np.errstate(all="ignore"):
-            import warnings
-            warnings.simplefilter("ignore")
-            out.append(Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list())
-import warnings
+        out[f"ties {dtype} {k}"] = Rankings.from_scores(a, k=k, invalid_items=[list(range(0, 9000, 7))]).to_list()
 b = rng.standard_normal((20, 9000), dtype=np.float32)
 b[rng.random(b.shape) < 0.002] = np.inf
 b[rng.random(b.shape) < 0.002] = -np.inf
 for dtype in ("float32", "float64"):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out.append(Rankings.from_scores(b.astype(dtype), k=700, invalid_items=[list(range(3, 9000, 11))]).to_list())
-    out.append([str(w.message) for w in caught])
+        r = Rankings.from_scores(b.astype(dtype), k=700, invalid_items=[list(range(3, 9000, 11))])
+    out[f"infinite {dtype}"] = [r.to_list(), [str(w.message) for w in caught]]
 # the winners' sorts: keys spread (buckets), bunched by one outlier (quicksort), more than
 # 4096 winners (quicksort), few above the sample
 c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)
 c[3, 17] = 1e30
 for k in (40, 1500, 5000):
-    out.append(Rankings.from_scores(c, k=k).to_list())
-# sampled thresholds at small k, and the compress scan's exclusion masks, which a thread
+    out[f"sorts {k}"] = Rankings.from_scores(c, k=k).to_list()
+# sampled thresholds at small k, and the compress scans' exclusion masks, which a thread
 # sets and clears row by row: each row excludes other items (about 1 in 20, some blocks
 # several), rows in the order of one thread and of several
 x = [sorted(set(np.random.default_rng(13 + i).integers(0, 30000, 1500).tolist())) for i in range(6)]
-for k in (1, 10, 150, 1500):
-    out.append(Rankings.from_scores(c, k=k, invalid_items=x).to_list())
 ci = np.clip(c, -1e5, 1e5) * 1000  # the outlier in range of int32
-for scores in (c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64)):
-    for k in (150, 1500):
-        out.append(Rankings.from_scores(scores, k=k, invalid_items=x).to_list())
+for scores in (c, c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64)):
+    for k in (1, 10, 150, 1500):
+        out[f"masks {scores.dtype} {k}"] = Rankings.from_scores(scores, k=k, invalid_items=x).to_list()
 json.dump(out, sys.stdout)
 """
 
 
 def test_simd_scan_paths_agree():
     """The scans chosen at run time give the same rankings: AVX-512 or AVX2 where the CPU
-    has them (the compress scans of float32 rows from k = 100 of 9 000, and with AVX-512
-    of float64, int32 and int64 rows), AVX2 only
-    (RANKEREVAL_DISABLE_AVX512), SSE2 only (RANKEREVAL_DISABLE_AVX2)."""
+    has them (the compress scans of float32, float64, int32 and int64 rows from k = 100 of
+    9 000; 64-bit rows with AVX2 only from k = 300), AVX2 only (RANKEREVAL_DISABLE_AVX512),
+    SSE2 only (RANKEREVAL_DISABLE_AVX2); and the rankings are those of the reference."""
     import json
     import os
     import subprocess
@@ -567,23 +562,22 @@ def test_simd_scan_paths_agree():
         res = subprocess.run([sys.executable, "-c", _SCAN_SCRIPT], env=env, capture_output=True, text=True, check=True)
         runs.append(json.loads(res.stdout))
     assert runs[0] == runs[1] == runs[2]
+    out = runs[0]
     rng = np.random.default_rng(11)
-    a = rng.integers(-4, 5, size=(40, 9000)).astype("float32")
+    a = rng.integers(-4, 5, size=(40, 9000)).astype("float16")  # the script's first rows
     a[rng.random(a.shape) < 0.01] = np.nan
     a[rng.random(a.shape) < 0.005] = -np.inf
     expected, _ = reference(dense_rows(a[:3]), 5, None, [set(range(0, 9000, 7))] * 3)
-    assert runs[0][0][:3] == expected
+    assert out["ties float16 5"][:3] == expected
     c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)  # as in the script
     c[3, 17] = 1e30
-    for i, k in enumerate((40, 1500, 5000)):
-        assert runs[0][-13 + i] == reference(dense_rows(c), k)[0]
+    for k in (40, 1500, 5000):
+        assert out[f"sorts {k}"] == reference(dense_rows(c), k)[0]
     x = [set(np.random.default_rng(13 + i).integers(0, 30000, 1500).tolist()) for i in range(6)]
-    for i, k in enumerate((1, 10, 150, 1500)):
-        assert runs[0][-10 + i] == reference(dense_rows(c), k, None, x)[0]
     ci = np.clip(c, -1e5, 1e5) * 1000
-    for i, scores in enumerate((c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64))):
-        for j, k in enumerate((150, 1500)):
-            assert runs[0][-6 + 2 * i + j] == reference(dense_rows(scores), k, None, x)[0]
+    for scores in (c, c.astype(np.float64), ci.astype(np.int32), ci.astype(np.int64)):
+        for k in (1, 10, 150, 1500):
+            assert out[f"masks {scores.dtype} {k}"] == reference(dense_rows(scores), k, None, x)[0]
 
 
 # ---------------------------------------------------------------------------------------
