@@ -708,3 +708,26 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     module.main(["--table", str(out)])
     table = capsys.readouterr().out
     assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
+
+
+
+def test_result_pages_written_first():
+    """A result of 4 MiB or more gets a byte written per 4 KiB page before the rows are
+    ranked (_topk.pyx: whole rows back to back, which the kernel requires); every entry is
+    then overwritten by the rankings: 2 000 rows of k = 600 (4.6 MiB of int32 ids), ties
+    among them, against a stable argsort."""
+    from rankereval import _topk
+    from rankereval.data import _filter_structure
+
+    rng = np.random.default_rng(5)
+    n, m, k = 2000, 1000, 600
+    a = rng.integers(0, 400, size=(n, m)).astype(np.float32)
+    r = Rankings.from_scores(a, k=k)
+    np.testing.assert_array_equal(r.indices, np.argsort(-a, axis=1, kind="stable")[:, :k])
+    vp, vi, vmode = _filter_structure(None, n, "valid_items")
+    empty = np.empty(0, dtype=np.int64)
+    strided = np.zeros((n, 2 * k), dtype=np.int32)[:, :k]
+    with pytest.raises(ValueError, match="contiguous"):
+        _topk.topk(0, 4, a.view(np.uint8), m, empty, empty, None, k, _topk.buffer_size(k, m, m),
+                   vp, vi, vmode, vp, vi, vmode, strided.view(np.uint8), False,
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), 2)
