@@ -710,7 +710,6 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
 
 
-
 def test_result_pages_written_first():
     """A result of 4 MiB or more gets a byte written per 4 KiB page before the rows are
     ranked (_topk.pyx: whole rows back to back, which the kernel requires); every entry is
