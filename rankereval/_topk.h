@@ -54,8 +54,8 @@
  * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
- * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys
- * (cap <= the row length).
+ * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys +
+ * the bucket sort's 4 096 counters (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
@@ -264,6 +264,11 @@ struct re_entry {
 
 /* the scores tested per vectorised threshold test */
 enum { RE_TOPK_BLOCK = 32 };
+
+/* The bucket sort's counters (re_bucket_place): at most 2^RE_BUCKET_BITS buckets, their
+ * counters in the scratch space (on the stack, the counting took about 5% more of the
+ * whole of k = 1000 with AVX2: 20 000 float32 scores a row, the rows in the cache). */
+enum { RE_BUCKET_BITS = 12 };
 
 /* Bit b set when p[b] is flagged by the threshold t (re_flag), for a block of 32 scores.
  * First one OR over the block (a loop the compiler vectorises): most blocks have no score
@@ -625,7 +630,7 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * `starts` turns the buckets' sizes into their starts), and the fullest bucket's size and
  * the end of the bucket holding position len - 1; or false when there are too many words
  * or a bucket is too full. */
-enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_BITS = 12 };
+enum { RE_BUCKET_ROUNDS = 12 };
 
 /* the sizes count[0:nb] become the buckets' starts; returns the largest size */
 static uint32_t re_bucket_starts(uint32_t* count, uint32_t nb) {
@@ -705,11 +710,11 @@ RE_AVX512 static void re_buckets_avx512(uint32_t* key, Py_ssize_t n, uint32_t lo
 }
 
 static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo,
-                                   uint32_t hi, uint64_t* dst, re_readahead& ra, uint32_t* most, Py_ssize_t* limit,
+                                   uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra, uint32_t* most,
+                                   Py_ssize_t* limit,
                                    uint32_t (*starts)(uint32_t*, uint32_t),
                                    void (*buckets)(uint32_t*, Py_ssize_t, uint32_t, int), uint64_t flip) {
     if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
-    uint32_t count[1 << RE_BUCKET_BITS];
     int nb_bits = re_bit_width((uint32_t) n);
     const int bits = re_bit_width(hi - lo);
     if (nb_bits > bits) nb_bits = bits;
@@ -735,10 +740,10 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
 }
 
 RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
-                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts_avx512,
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx512,
                          re_buckets_avx512, 0))
         return false;
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
@@ -768,11 +773,12 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
  * greater, and the odd lane when it is not: one comparison and one blend a vector, whose
  * mask also tells whether the round swapped anything. */
 RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
-                                        uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+                                        uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
     const uint64_t flip = (uint64_t) 1 << 63;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts_avx2, re_buckets, flip))
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx2, re_buckets,
+                         flip))
         return false;
     const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);
     bool clean_before = false;
@@ -1066,12 +1072,16 @@ static inline Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m
 
 /* Bytes of per-thread scratch, for any score and id type. re_topk_scratch_fixed: the
  * buffers of `cap` entries (2 cap entries of <= 16 bytes, 2 cap scores or keys of <= 8
- * bytes) and the sample (2 keys of 4 bytes a sampled score), rounded up to a multiple of 64:
- * where the exclusion mask starts. re_topk_scratch_bytes adds, for dense rows of m scores,
+ * bytes), the sample (2 keys of 4 bytes a sampled score) and the bucket sort's counters
+ * (where re_topk_scratch_counts says), rounded up to a multiple of 64: where the exclusion
+ * mask starts. re_topk_scratch_bytes adds, for dense rows of m scores,
  * the exclusion mask of the compress scan (re_compress_state), a bit per score in 16-bit
  * words, which must be zero when the space is allocated (the scan clears what it sets). */
+static inline size_t re_topk_scratch_counts(Py_ssize_t cap) {
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8;
+}
 static inline size_t re_topk_scratch_fixed(Py_ssize_t cap) {
-    return ((size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64 + 63) & ~(size_t) 63;
+    return (re_topk_scratch_counts(cap) + sizeof(uint32_t) * ((size_t) 1 << RE_BUCKET_BITS) + 64 + 63) & ~(size_t) 63;
 }
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) {
     return re_topk_scratch_fixed(cap) + ((size_t) m + 15) / 16 * sizeof(uint16_t);
@@ -1276,8 +1286,9 @@ struct re_topk {
         /* the words are distinct: sorted by buckets (re_bucket_sort_*), or by quicksort when
          * the keys bunch together (AVX-512) */
         uint64_t* sorted_words = words;
-        bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
-                           : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
+        uint32_t* const counters = (uint32_t*) (base + re_topk_scratch_counts(cap));
+        bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, counters, ra)
+                           : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, counters, ra);
         if (!done && avx512) {
             re_sort_words_avx512(other, n, len, words, ra);
             sorted_words = other;
