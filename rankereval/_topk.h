@@ -54,8 +54,8 @@
  * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
- * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys
- * (cap <= the row length).
+ * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys +
+ * the bucket sort's 4 096 counters (cap <= the row length).
  */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
@@ -73,10 +73,13 @@
 
 #if defined(__GNUC__)
 #define RE_NOINLINE __attribute__((noinline))
+#define RE_ALWAYS_INLINE __attribute__((always_inline)) inline
 #elif defined(_MSC_VER)
 #define RE_NOINLINE __declspec(noinline)
+#define RE_ALWAYS_INLINE __forceinline
 #else
 #define RE_NOINLINE
+#define RE_ALWAYS_INLINE inline
 #endif
 
 /* The number of bits of x (0 for 0) */
@@ -265,6 +268,11 @@ struct re_entry {
 /* the scores tested per vectorised threshold test */
 enum { RE_TOPK_BLOCK = 32 };
 
+/* The bucket sort's counters (re_bucket_place): at most 2^RE_BUCKET_BITS buckets, their
+ * counters in the scratch space (on the stack, the counting took about 5% more of the
+ * whole of k = 1000 with AVX2: 20 000 float32 scores a row, the rows in the cache). */
+enum { RE_BUCKET_BITS = 12 };
+
 /* Bit b set when p[b] is flagged by the threshold t (re_flag), for a block of 32 scores.
  * First one OR over the block (a loop the compiler vectorises): most blocks have no score
  * above the threshold and cost just that. */
@@ -360,6 +368,7 @@ inline uint32_t re_block_mask<double>(const double* p, double t) {
 #define RE_TOPK_AVX2 1
 #include <immintrin.h>
 #define RE_AVX2 __attribute__((target("avx2")))
+#define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
 
 template <typename T>
 struct re_avx2;
@@ -399,6 +408,11 @@ RE_AVX2 static inline uint32_t re_block_mask_avx2(const T* p, T t) {
 /* RANKEREVAL_DISABLE_AVX2 (set before the first call) keeps the SSE2 scan: for tests */
 static inline bool re_cpu_has_avx2() {
     static const bool has = __builtin_cpu_supports("avx2") && !std::getenv("RANKEREVAL_DISABLE_AVX2");
+    return has;
+}
+
+static inline bool re_cpu_has_avx2_popcnt() {
+    static const bool has = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
     return has;
 }
 
@@ -616,10 +630,11 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * eighth less than the radix sort with AVX2).
  *
  * re_bucket_place: the words into their buckets in dst (the keys become their buckets;
- * `starts` turns the buckets' sizes into their starts), and the fullest bucket's size and
- * the end of the bucket holding position len - 1; or false when there are too many words
- * or a bucket is too full. */
-enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_BITS = 12 };
+ * `starts` turns the buckets' sizes into their starts; `flip` is xored into every word),
+ * and the fullest bucket's size and the end of the bucket holding position len - 1; or
+ * false when there are too many words or a bucket is too full. A line of the next row is
+ * requested every pace + 1 words of each of its two passes (pace + 1 a power of two). */
+enum { RE_BUCKET_ROUNDS = 12 };
 
 /* the sizes count[0:nb] become the buckets' starts; returns the largest size */
 static uint32_t re_bucket_starts(uint32_t* count, uint32_t nb) {
@@ -653,6 +668,35 @@ RE_AVX512 static uint32_t re_bucket_starts_avx512(uint32_t* count, uint32_t nb) 
     return _mm512_reduce_max_epu32(fullest);
 }
 
+/* the same with AVX2, 8 sizes a vector: shifted copies added within each half, the lower
+ * half's total to the upper half, then the carry of the vectors before; the sizes after the
+ * last whole vector one by one */
+RE_AVX2 static uint32_t re_bucket_starts_avx2(uint32_t* count, uint32_t nb) {
+    const __m256i last = _mm256_set1_epi32(7), mid = _mm256_set1_epi32(3);
+    __m256i carry = _mm256_setzero_si256(), fullest = _mm256_setzero_si256();
+    uint32_t b = 0;
+    for (; b + 8 <= nb; b += 8) {
+        const __m256i c = _mm256_loadu_si256((const __m256i*) (count + b));
+        fullest = _mm256_max_epu32(fullest, c);
+        __m256i v = _mm256_add_epi32(c, _mm256_slli_si256(c, 4));
+        v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
+        v = _mm256_add_epi32(v, _mm256_blend_epi32(_mm256_setzero_si256(), _mm256_permutevar8x32_epi32(v, mid), 0xf0));
+        v = _mm256_add_epi32(v, carry); /* inclusive sums */
+        _mm256_storeu_si256((__m256i*) (count + b), _mm256_sub_epi32(v, c));
+        carry = _mm256_permutevar8x32_epi32(v, last);
+    }
+    uint32_t f[8];
+    _mm256_storeu_si256((__m256i*) f, fullest);
+    uint32_t most = *std::max_element(f, f + 8), pos = (uint32_t) _mm256_cvtsi256_si32(carry);
+    for (; b < nb; ++b) {
+        const uint32_t c = count[b];
+        count[b] = pos;
+        pos += c;
+        most = c > most ? c : most;
+    }
+    return most;
+}
+
 /* the keys key[0:n] become their buckets (key - lo) >> shift; with AVX-512 16 at a time,
  * before the counting loop (which then only counts: 4.0 instead of 4.7 thousand cycles
  * for the placing of the 1 330 winners of k = 1000) */
@@ -670,11 +714,12 @@ RE_AVX512 static void re_buckets_avx512(uint32_t* key, Py_ssize_t n, uint32_t lo
 }
 
 static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo,
-                                   uint32_t hi, uint64_t* dst, re_readahead& ra, uint32_t* most, Py_ssize_t* limit,
+                                   uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra, uint32_t* most,
+                                   Py_ssize_t* limit,
                                    uint32_t (*starts)(uint32_t*, uint32_t),
-                                   void (*buckets)(uint32_t*, Py_ssize_t, uint32_t, int)) {
+                                   void (*buckets)(uint32_t*, Py_ssize_t, uint32_t, int), uint64_t flip,
+                                   Py_ssize_t pace) {
     if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
-    uint32_t count[1 << RE_BUCKET_BITS];
     int nb_bits = re_bit_width((uint32_t) n);
     const int bits = re_bit_width(hi - lo);
     if (nb_bits > bits) nb_bits = bits;
@@ -683,7 +728,7 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
     std::memset(count, 0, sizeof(uint32_t) * nb);
     buckets(key, n, lo, shift);
     for (Py_ssize_t i = 0; i < n; ++i) {
-        if ((i & 15) == 0) ra.step();
+        if ((i & pace) == 0) ra.step();
         ++count[key[i]];
     }
     const uint32_t fullest = starts(count, nb); /* the sizes become the buckets' starts */
@@ -692,19 +737,19 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
     *limit = after == count + nb ? n : (Py_ssize_t) *after;
     *most = fullest;
     for (Py_ssize_t i = 0; i < n; ++i) {
-        if ((i & 15) == 0) ra.step();
-        dst[count[key[i]]++] = src[i];
+        if ((i & pace) == 0) ra.step();
+        dst[count[key[i]]++] = src[i] ^ flip;
     }
-    for (int i = 0; i < 16; ++i) dst[n + i] = ~(uint64_t) 0; /* the last vectors' padding: the largest */
+    for (int i = 0; i < 16; ++i) dst[n + i] = ~flip; /* the last vectors' padding: the largest */
     return true;
 }
 
 RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
-                                            uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts_avx512,
-                         re_buckets_avx512))
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx512,
+                         re_buckets_avx512, 0, 15))
         return false;
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
     bool clean_before = false;
@@ -725,26 +770,40 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
     return true;
 }
 
-/* The same with AVX2: 4 words a vector (unsigned 64-bit order: signed comparison of the
- * words with their top bit flipped). */
+/* The same with AVX2: 4 words a vector. AVX2 compares 64-bit lanes as signed integers, so
+ * the words are placed with their top bit flipped (unsigned order becomes signed order),
+ * and left so: re_topk::out_words reads only their low halves and whether high halves are
+ * equal, which the flip keeps.
+ * The words being distinct, the even lane of a pair takes its partner when it is
+ * greater, and the odd lane when it is not: one comparison and one blend a vector, whose
+ * mask also tells whether the round swapped anything.
+ *
+ * The next row is requested more slowly than with AVX-512: a line every 32 words placed
+ * and every 4 vectors of a round, so that the requests spread over the rounds (on a Zen 3,
+ * where a prefetch fills L1 too, requests in a burst evict the words being sorted and
+ * queue behind each other; 20 000 x 20 000 float32 scores, k = 1 000, 2 threads, in one
+ * process taking turns: 0.91-0.94x the time with the rounds' pace, 0.96x more with the
+ * placing's, against a line every 2 vectors and 16 words). */
 RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
-                                        uint32_t lo, uint32_t hi, uint64_t* dst, re_readahead& ra) {
+                                        uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     uint32_t most;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, ra, &most, &limit, re_bucket_starts, re_buckets)) return false;
-    const __m256i flip = _mm256_set1_epi64x((long long) 0x8000000000000000ull);
+    const uint64_t flip = (uint64_t) 1 << 63;
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx2, re_buckets,
+                         flip, 31))
+        return false;
+    const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);
     bool clean_before = false;
-    for (uint32_t round = 0; round < most; ++round) {
+    uint32_t round = 0;
+    for (; round < most; ++round) {
         int swapped = 0;
         for (Py_ssize_t j = round & 1; j < limit; j += 4) {
-            if (j & 8) ra.step();
+            if ((j & 12) == 0) ra.step();
             const __m256i v = _mm256_loadu_si256((const __m256i*) (dst + j));
             const __m256i p = _mm256_permute4x64_epi64(v, 0xb1); /* neighbours swapped: 1 0 3 2 */
-            const __m256i v_gt = _mm256_cmpgt_epi64(_mm256_xor_si256(v, flip), _mm256_xor_si256(p, flip));
-            const __m256i mn = _mm256_blendv_epi8(v, p, v_gt), mx = _mm256_blendv_epi8(p, v, v_gt);
-            const __m256i s = _mm256_blend_epi32(mn, mx, 0xcc); /* words 1 and 3 keep the larger */
-            swapped |= ~_mm256_movemask_epi8(_mm256_cmpeq_epi64(s, v));
-            _mm256_storeu_si256((__m256i*) (dst + j), s);
+            const __m256i take = _mm256_xor_si256(_mm256_cmpgt_epi64(v, p), odd);
+            swapped |= _mm256_movemask_pd(_mm256_castsi256_pd(take));
+            _mm256_storeu_si256((__m256i*) (dst + j), _mm256_blendv_epi8(v, p, take));
         }
         const bool clean = swapped == 0;
         if (clean && clean_before) break;
@@ -862,6 +921,44 @@ RE_AVX512 static inline bool re_sample_keys_avx512(const int64_t* row, Py_ssize_
                                                     uint32_t* key, Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi,
                                                     re_readahead& ra, re_key_window<int64_t>* win) {
     return re_sample_keys_avx512_64(row, m, chunks, key, n_ok, lo, hi, ra, win);
+}
+
+/* The same with AVX2 for float32 rows, 8 scores a vector; false for the other types (their
+ * keys are the loops of re_sample_keys). */
+template <typename T>
+static inline bool re_sample_keys_avx2(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*, uint32_t*,
+                                       re_readahead&, re_key_window<T>*) {
+    return false;
+}
+RE_AVX2_POPCNT static inline bool re_sample_keys_avx2(const float* row, Py_ssize_t m, Py_ssize_t chunks,
+                                                      uint32_t* key, Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi,
+                                                      re_readahead& ra, re_key_window<float>*) {
+    const __m256i inf = _mm256_set1_epi32(0x7f800000), magnitude = _mm256_set1_epi32(0x7fffffff);
+    const __m256i sign = _mm256_set1_epi32((int) 0x80000000u);
+    __m256i vlo = _mm256_set1_epi32(-1), vhi = _mm256_setzero_si256();
+    int ok = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const float* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int q = 0; q < 4; ++q) {
+            const __m256i b = _mm256_castps_si256(_mm256_add_ps(_mm256_loadu_ps(p + 8 * q), _mm256_setzero_ps()));
+            /* finite: the magnitude below infinity's (both non-negative: a signed comparison) */
+            const __m256i good = _mm256_cmpgt_epi32(inf, _mm256_and_si256(b, magnitude));
+            const __m256i u = _mm256_xor_si256(b, _mm256_or_si256(_mm256_srai_epi32(b, 31), sign));
+            const __m256i kk = _mm256_and_si256(u, good);
+            _mm256_storeu_si256((__m256i*) (key + 32 * c + 8 * q), kk);
+            vlo = _mm256_min_epu32(vlo, kk);
+            vhi = _mm256_max_epu32(vhi, kk);
+            ok += __builtin_popcount((unsigned) _mm256_movemask_ps(_mm256_castsi256_ps(good)));
+        }
+    }
+    uint32_t kl[8], kh[8];
+    _mm256_storeu_si256((__m256i*) kl, vlo);
+    _mm256_storeu_si256((__m256i*) kh, vhi);
+    *lo = *std::min_element(kl, kl + 8);
+    *hi = *std::max_element(kh, kh + 8);
+    *n_ok = ok;
+    return true;
 }
 
 /* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
@@ -987,12 +1084,16 @@ static inline Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m
 
 /* Bytes of per-thread scratch, for any score and id type. re_topk_scratch_fixed: the
  * buffers of `cap` entries (2 cap entries of <= 16 bytes, 2 cap scores or keys of <= 8
- * bytes) and the sample (2 keys of 4 bytes a sampled score), rounded up to a multiple of 64:
- * where the exclusion mask starts. re_topk_scratch_bytes adds, for dense rows of m scores,
+ * bytes), the sample (2 keys of 4 bytes a sampled score) and the bucket sort's counters
+ * (where re_topk_scratch_counts says), rounded up to a multiple of 64: where the exclusion
+ * mask starts. re_topk_scratch_bytes adds, for dense rows of m scores,
  * the exclusion mask of the compress scan (re_compress_state), a bit per score in 16-bit
  * words, which must be zero when the space is allocated (the scan clears what it sets). */
+static inline size_t re_topk_scratch_counts(Py_ssize_t cap) {
+    return (size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8;
+}
 static inline size_t re_topk_scratch_fixed(Py_ssize_t cap) {
-    return ((size_t) cap * (2 * 16 + 2 * 8) + RE_TOPK_SAMPLE * 8 + 64 + 63) & ~(size_t) 63;
+    return (re_topk_scratch_counts(cap) + sizeof(uint32_t) * ((size_t) 1 << RE_BUCKET_BITS) + 64 + 63) & ~(size_t) 63;
 }
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) {
     return re_topk_scratch_fixed(cap) + ((size_t) m + 15) / 16 * sizeof(uint16_t);
@@ -1197,8 +1298,9 @@ struct re_topk {
         /* the words are distinct: sorted by buckets (re_bucket_sort_*), or by quicksort when
          * the keys bunch together (AVX-512) */
         uint64_t* sorted_words = words;
-        bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, ra)
-                           : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, ra);
+        uint32_t* const counters = (uint32_t*) (base + re_topk_scratch_counts(cap));
+        bool done = avx512 ? re_bucket_sort_avx512(other, key, n, len, lo, hi, words, counters, ra)
+                           : avx2 && re_bucket_sort_avx2(other, key, n, len, lo, hi, words, counters, ra);
         if (!done && avx512) {
             re_sort_words_avx512(other, n, len, words, ra);
             sorted_words = other;
@@ -1499,6 +1601,52 @@ RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* 
     *hi = _mm512_reduce_max_epu32(vhi);
 }
 
+/* The same with AVX2, 8 scores gathered a step, written as two vectors of 4 words (the
+ * steps from the last, as above: a step's words overwrite only ids at positions at least
+ * twice its own). 20 000 float32 scores a row, k = 1 000, with the rows in the cache: the
+ * ids made entries and the entries made words one at a time took ... */
+RE_AVX2 static inline __m256i re_inverted_keys_avx2(__m256 f) {
+    const __m256i b = _mm256_castps_si256(_mm256_add_ps(f, _mm256_setzero_ps()));
+    return _mm256_xor_si256(b, _mm256_andnot_si256(_mm256_srai_epi32(b, 31), _mm256_set1_epi32(0x7fffffff)));
+}
+RE_AVX2 static inline void re_words8_avx2(__m256i id, __m256i c, uint64_t* words) {
+    const __m256i w0 = _mm256_or_si256(_mm256_slli_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(c)), 32),
+                                       _mm256_cvtepu32_epi64(_mm256_castsi256_si128(id)));
+    const __m256i w1 = _mm256_or_si256(_mm256_slli_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(c, 1)), 32),
+                                       _mm256_cvtepu32_epi64(_mm256_extracti128_si256(id, 1)));
+    _mm256_storeu_si256((__m256i*) words, w0);
+    _mm256_storeu_si256((__m256i*) (words + 4), w1);
+}
+RE_AVX2 static void re_words_from_ids_avx2(const float* row, const int32_t* ids, Py_ssize_t n, uint32_t* key,
+                                           uint64_t* words, uint32_t* lo, uint32_t* hi) {
+    __m256i vlo = _mm256_set1_epi32(-1), vhi = _mm256_setzero_si256();
+    Py_ssize_t i = n & ~(Py_ssize_t) 7;
+    if (i < n) { /* the last, partial step: its lanes past n are left out of the range (the
+                  * words and keys past n are never read) */
+        const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int) (n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i id = _mm256_maskload_epi32(ids + i, in);
+        const __m256i c = re_inverted_keys_avx2(
+            _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, id, _mm256_castsi256_ps(in), 4));
+        re_words8_avx2(id, c, words + i);
+        _mm256_storeu_si256((__m256i*) (key + i), c);
+        vlo = _mm256_blendv_epi8(vlo, c, in);
+        vhi = _mm256_and_si256(c, in);
+    }
+    for (i -= 8; i >= 0; i -= 8) {
+        const __m256i id = _mm256_loadu_si256((const __m256i*) (ids + i));
+        const __m256i c = re_inverted_keys_avx2(_mm256_i32gather_ps(row, id, 4));
+        re_words8_avx2(id, c, words + i);
+        _mm256_storeu_si256((__m256i*) (key + i), c);
+        vlo = _mm256_min_epu32(vlo, c);
+        vhi = _mm256_max_epu32(vhi, c);
+    }
+    uint32_t l[8], h[8];
+    _mm256_storeu_si256((__m256i*) l, vlo);
+    _mm256_storeu_si256((__m256i*) h, vhi);
+    *lo = *std::min_element(l, l + 8);
+    *hi = *std::max_element(h, h + 8);
+}
+
 /* The state of a compress scan between its blocks: the ids of the scores above the
  * threshold so far (an array of cap + 16, in the values region of the scratch) and their
  * number w, the row's exclusion mask, the NaN/infinite count and the read-ahead; made
@@ -1514,7 +1662,7 @@ struct re_compress_state {
     int64_t bad;
     re_readahead ra;
     const int lines; /* of the next row a block: as many as the block's, or half when the sort is long */
-    const bool avx512;
+    const bool avx512; /* else AVX2 */
 
     re_compress_state(re_topk<T, int32_t>& st_, const T* row_, Py_ssize_t m, bool avx512_)
         : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
@@ -1567,6 +1715,27 @@ struct re_compress_state {
         return new_t;
     }
 
+    /* A compress scan of the row (AVX2 or AVX-512): the first pass, B::blocks<false> (NaN
+     * and infinite scores looked for once), and when it finds one, the exact pass from the
+     * same start (no candidates, the sampled threshold), then finish. Inlined into the
+     * caller, whose target the passes need for being inlined in turn: the state then lives
+     * in registers (with the passes called through pointers, the count of ids became a
+     * chain through memory: 1.19x the time of k = 1 000 with AVX2). */
+    template <typename B>
+    static RE_ALWAYS_INLINE void scan(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st, bool avx512) {
+        re_compress_state cs(st, row, m, avx512);
+        Py_ssize_t j = 0;
+        const T t0 = st.t;
+        if (!B::template blocks<false>(row, m, st, cs, j)) {
+            cs.w = 0;
+            st.n = 0;
+            st.t = t0;
+            st.compacted = false;
+            B::template blocks<true>(row, m, st, cs, j);
+        }
+        cs.finish(m, j);
+    }
+
     /* The end: the ids into buffer entries, the state back into st, and the scores after
      * the last whole block, one by one. */
     void finish(Py_ssize_t m, Py_ssize_t j) {
@@ -1574,12 +1743,12 @@ struct re_compress_state {
             if (*e < m) xmask[*e / 16] = 0;
         st.n_bad += bad;
         st.ra = ra;
-        if (avx512 && j == m) { /* no scores after the last block: the ids wait for the sort */
+        if (j == m) { /* no scores after the last block: the ids wait for the sort */
             st.n = w;
             st.ids_row = row;
             st.ids_list = ids;
-            st.pending_entries = entries_from_ids;
-            pend_words(st);
+            st.pending_entries = avx512 ? entries_from_ids : entries_from_ids_one_by_one;
+            pend_words(st, avx512);
             return;
         }
         to_entries();
@@ -1590,6 +1759,9 @@ struct re_compress_state {
     static void entries_from_ids(re_topk<T, int32_t>& t) {
         entries((const T*) t.ids_row, t.ids_list, t.n, t.buf, true);
     }
+    static void entries_from_ids_one_by_one(re_topk<T, int32_t>& t) {
+        re_compress_to_entries((const T*) t.ids_row, t.ids_list, t.n, t.buf);
+    }
 
     /* float32: the packed sort's words straight from the ids; the other types' are made
      * from entries (re_topk::write) */
@@ -1597,12 +1769,17 @@ struct re_compress_state {
                                uint32_t* hi) {
         re_words_from_ids_avx512((const float*) t.ids_row, t.ids_list, t.n, key, words, lo, hi);
     }
-    static inline void pend_words(re_topk<float, int32_t>& t) { t.pending_words = words_from_ids; }
+    static void words_from_ids_avx2(re_topk<float, int32_t>& t, uint32_t* key, uint64_t* words, uint32_t* lo,
+                                    uint32_t* hi) {
+        re_words_from_ids_avx2((const float*) t.ids_row, t.ids_list, t.n, key, words, lo, hi);
+    }
+    static inline void pend_words(re_topk<float, int32_t>& t, bool avx512) {
+        t.pending_words = avx512 ? words_from_ids : words_from_ids_avx2;
+    }
     template <typename U>
-    static inline void pend_words(re_topk<U, int32_t>&) {}
+    static inline void pend_words(re_topk<U, int32_t>&, bool) {}
 };
 
-#define RE_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
 
 /* The block test of the AVX2 compress scan for each score type: the scores of a block of
  * RE_TOPK_BLOCK above t as bits, and those that are NaN or infinite (floats) as `bad`
@@ -1614,6 +1791,20 @@ template <>
 struct re_v256<float> {
     typedef __m256 V;
     RE_AVX2_POPCNT static inline V set1(float t) { return _mm256_set1_ps(t); }
+    /* the first pass: the largest magnitude's bits gathered in most, tested once a row */
+    RE_AVX2_POPCNT static inline uint32_t block_fast(const float* p, V vt, __m256i& most) {
+        const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+        uint32_t keep = 0;
+        for (int q = 0; q < 4; ++q) {
+            const __m256 v = _mm256_loadu_ps(p + 8 * q);
+            keep |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v, vt, _CMP_GT_OQ)) << (8 * q);
+            most = _mm256_max_epi32(most, _mm256_castps_si256(_mm256_and_ps(v, abs_mask)));
+        }
+        return keep;
+    }
+    RE_AVX2_POPCNT static inline bool any_bad(__m256i most) {
+        return _mm256_movemask_epi8(_mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x7f800000 - 1))) != 0;
+    }
     RE_AVX2_POPCNT static inline uint32_t block(const float* p, V vt, uint32_t* bad) {
         const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
         __m256 v[4];
@@ -1638,6 +1829,19 @@ template <>
 struct re_v256<double> {
     typedef __m256d V;
     RE_AVX2_POPCNT static inline V set1(double t) { return _mm256_set1_pd(t); }
+    /* the first pass: the lanes that are NaN or infinite gathered in most */
+    RE_AVX2_POPCNT static inline uint32_t block_fast(const double* p, V vt, __m256i& most) {
+        const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+        const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+        uint32_t keep = 0;
+        for (int q = 0; q < 8; ++q) {
+            const __m256d v = _mm256_loadu_pd(p + 4 * q);
+            keep |= (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(v, vt, _CMP_GT_OQ)) << (4 * q);
+            most = _mm256_or_si256(most, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_and_pd(v, abs_mask), inf, _CMP_NLT_UQ)));
+        }
+        return keep;
+    }
+    RE_AVX2_POPCNT static inline bool any_bad(__m256i most) { return !_mm256_testz_si256(most, most); }
     RE_AVX2_POPCNT static inline uint32_t block(const double* p, V vt, uint32_t* bad) {
         const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
         const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
@@ -1656,6 +1860,12 @@ template <>
 struct re_v256<int32_t> {
     typedef __m256i V;
     RE_AVX2_POPCNT static inline V set1(int32_t t) { return _mm256_set1_epi32(t); }
+    /* integers are all finite */
+    RE_AVX2_POPCNT static inline uint32_t block_fast(const int32_t* p, V vt, __m256i&) {
+        uint32_t none = 0;
+        return block(p, vt, &none);
+    }
+    RE_AVX2_POPCNT static inline bool any_bad(__m256i) { return false; }
     RE_AVX2_POPCNT static inline uint32_t block(const int32_t* p, V vt, uint32_t*) {
         uint32_t keep = 0;
         for (int q = 0; q < 4; ++q)
@@ -1670,6 +1880,12 @@ template <>
 struct re_v256<int64_t> {
     typedef __m256i V;
     RE_AVX2_POPCNT static inline V set1(int64_t t) { return _mm256_set1_epi64x((long long) t); }
+    /* integers are all finite */
+    RE_AVX2_POPCNT static inline uint32_t block_fast(const int64_t* p, V vt, __m256i&) {
+        uint32_t none = 0;
+        return block(p, vt, &none);
+    }
+    RE_AVX2_POPCNT static inline bool any_bad(__m256i) { return false; }
     RE_AVX2_POPCNT static inline uint32_t block(const int64_t* p, V vt, uint32_t*) {
         uint32_t keep = 0;
         for (int q = 0; q < 8; ++q)
@@ -1680,36 +1896,61 @@ struct re_v256<int64_t> {
     }
 };
 
-/* The compress scan with AVX2: the block's bits of the scores above t, less the NaN and
- * infinite ones (counted) and the excluded ones, and the ids of each 8 moved together by
- * a permutation from re_compress_table. */
-template <typename T>
-RE_AVX2_POPCNT static void re_scan_compress_avx2(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+/* The compress scan with AVX2: the block's bits of the scores above t, less the excluded
+ * ones, and the ids of each 8 moved together by a permutation from re_compress_table (of
+ * the block's ids, advanced 8 at a time by an addition). As with AVX-512, a first pass
+ * looks for NaN and infinite scores once a row (EXACT false: their magnitudes gathered,
+ * tested at the end; returns false when there was one), and only a row that has one is
+ * scanned again, EXACT: each block's NaN and infinite scores left out and counted (all
+ * its scores tested: the excluded ones' magnitudes too, which only costs an exact pass).
+ * 20 000 float32 scores a row, k = 1 000, the rows in the cache, against the test a block
+ * (in one process, taking turns): ... */
+template <bool EXACT, typename T>
+RE_AVX2_POPCNT static bool re_scan_compress_avx2_blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
+                                                        re_compress_state<T>& cs, Py_ssize_t& j) {
     typedef re_v256<T> C;
     const re_compress_table& table = re_compress_lanes();
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    re_compress_state<T> cs(st, row, m, false);
+    const __m256i eight = _mm256_set1_epi32(8);
     typename C::V vt = C::set1(st.t);
-    Py_ssize_t j = 0;
-    for (; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
+    __m256i most = _mm256_setzero_si256();
+    __m256i id8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); /* the ids of the next 8 scores */
+    for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
         uint32_t excluded;
         if (cs.block(j, excluded)) vt = C::set1(st.t);
-        uint32_t bad = 0;
-        uint32_t keep = C::block(row + j, vt, &bad);
-        if (bad) { /* NaN or infinite scores */
-            keep &= ~bad;
-            cs.bad += __builtin_popcount(bad & ~excluded);
+        uint32_t keep;
+        if (EXACT) {
+            uint32_t bad = 0;
+            keep = C::block(row + j, vt, &bad);
+            if (bad) { /* NaN or infinite scores */
+                keep &= ~bad;
+                cs.bad += __builtin_popcount(bad & ~excluded);
+            }
+        } else {
+            keep = C::block_fast(row + j, vt, most);
         }
         keep &= ~excluded;
         for (int q = 0; q < 4; ++q) {
             const uint32_t mask = (keep >> (8 * q)) & 0xff;
             const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*) table.lanes[mask]));
-            _mm256_storeu_si256((__m256i*) (cs.ids + cs.w), _mm256_add_epi32(_mm256_permutevar8x32_epi32(lane, perm),
-                                                                             _mm256_set1_epi32((int32_t) (j + 8 * q))));
+            _mm256_storeu_si256((__m256i*) (cs.ids + cs.w), _mm256_permutevar8x32_epi32(id8, perm));
             cs.w += __builtin_popcount(mask);
+            id8 = _mm256_add_epi32(id8, eight);
         }
     }
-    cs.finish(m, j);
+    return EXACT || !C::any_bad(most);
+}
+
+template <typename T>
+struct re_compress_avx2 {
+    template <bool EXACT>
+    RE_AVX2_POPCNT static inline bool blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
+                                             re_compress_state<T>& cs, Py_ssize_t& j) {
+        return re_scan_compress_avx2_blocks<EXACT>(row, m, st, cs, j);
+    }
+};
+template <typename T>
+RE_AVX2_POPCNT static void re_scan_compress_avx2(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+    re_compress_state<T>::template scan<re_compress_avx2<T> >(row, m, st, false);
 }
 
 /* The vectors of the AVX-512 compress scan for each score type: a block of RE_TOPK_BLOCK
@@ -1864,23 +2105,22 @@ RE_AVX512 static bool re_scan_compress_avx512_blocks(const T* row, Py_ssize_t m,
     return EXACT || !C::any_bad(most);
 }
 
-/* A first pass that tests the candidates' magnitudes only once, at its end (a test and a
- * branch a block less), and in the rare row where a candidate is NaN or infinite a second,
- * exact pass from the same start: no candidates, the sampled threshold (re_scan_compress
- * runs this scan only as the first pass over a row). */
+/* The AVX-512 compress scan (re_compress_state::scan): a first pass that tests the
+ * candidates' magnitudes only once, at its end (a test and a branch a block less), and in
+ * the rare row where a candidate is NaN or infinite a second, exact pass from the same
+ * start: no candidates, the sampled threshold (re_scan_compress runs this scan only as the
+ * first pass over a row). The AVX2 scan above is run the same way. */
+template <typename T>
+struct re_compress_avx512 {
+    template <bool EXACT>
+    RE_AVX512 static inline bool blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
+                                        re_compress_state<T>& cs, Py_ssize_t& j) {
+        return re_scan_compress_avx512_blocks<EXACT>(row, m, st, cs, j);
+    }
+};
 template <typename T>
 RE_AVX512 static void re_scan_compress_avx512(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
-    re_compress_state<T> cs(st, row, m, true);
-    Py_ssize_t j = 0;
-    const T t0 = st.t;
-    if (!re_scan_compress_avx512_blocks<false>(row, m, st, cs, j)) {
-        cs.w = 0;
-        st.n = 0;
-        st.t = t0;
-        st.compacted = false;
-        re_scan_compress_avx512_blocks<true>(row, m, st, cs, j);
-    }
-    cs.finish(m, j);
+    re_compress_state<T>::template scan<re_compress_avx512<T> >(row, m, st, true);
 }
 
 /* The compress scan where it applies: float32, float64, int32 or int64 scores (AVX-512, or
@@ -1900,8 +2140,7 @@ static inline bool re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
  * scan of 64-bit scores took 0.99-1.05x. */
 template <typename T>
 static inline bool re_scan_compress_any(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
-    static const bool avx2 = re_cpu_has_avx2() && __builtin_cpu_supports("popcnt");
-    if (!avx2 || !st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m ||
+    if (!re_cpu_has_avx2_popcnt() || !st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m ||
         st.cap < st.k + 2 * RE_TOPK_BLOCK)
         return false;
     if (re_cpu_has_avx512()) {
@@ -2101,7 +2340,9 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     uint32_t lo = 0xffffffffu, hi = 0;
     re_key_window<T> win; /* the AVX-512 keys of float32 scores are their own */
 #if RE_TOPK_AVX2
-    if (!(re_cpu_has_avx512() && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win)))
+    if (!(re_cpu_has_avx512() ? re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win)
+                              : re_cpu_has_avx2_popcnt() &&
+                                    re_sample_keys_avx2(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win)))
 #endif
         re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win);
     const Py_ssize_t r = re_sample_rank(n_ok, k, m);
