@@ -51,7 +51,8 @@
  * project's benchmark machine with AVX-512): about 1.2 us sample, 4.5-5.5 us scan, 6-7 us
  * sort of the ~1 330 winners: 12-14 us (17-22 us before the bucket sort, the AVX-512 sample
  * and the read-ahead, of which 9 us the radix sort). On two threads over a 1.5 GiB matrix
- * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before).
+ * (benchmarks/bench_topk.py) k = 1000 took 1.4-1.8x the time of k = 10 (1.8x before); on a
+ * Zen 3 with AVX2 only, 2.0-2.2x (3.05x before the AVX2 sort and scan of large k).
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
  * words, cap words or values, cap keys or ids, each with 16 spare) + the sample's keys +
@@ -269,8 +270,8 @@ struct re_entry {
 enum { RE_TOPK_BLOCK = 32 };
 
 /* The bucket sort's counters (re_bucket_place): at most 2^RE_BUCKET_BITS buckets, their
- * counters in the scratch space (on the stack, the counting took about 5% more of the
- * whole of k = 1000 with AVX2: 20 000 float32 scores a row, the rows in the cache). */
+ * counters in the scratch space (on the stack, k = 1000 with AVX2 took 1.1x the time: 20 000
+ * float32 scores a row, the rows in the cache). */
 enum { RE_BUCKET_BITS = 12 };
 
 /* Bit b set when p[b] is flagged by the threshold t (re_flag), for a block of 32 scores.
@@ -794,8 +795,7 @@ RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_s
         return false;
     const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);
     bool clean_before = false;
-    uint32_t round = 0;
-    for (; round < most; ++round) {
+    for (uint32_t round = 0; round < most; ++round) {
         int swapped = 0;
         for (Py_ssize_t j = round & 1; j < limit; j += 4) {
             if ((j & 12) == 0) ra.step();
@@ -1604,7 +1604,8 @@ RE_AVX512 static void re_words_from_ids_avx512(const float* row, const int32_t* 
 /* The same with AVX2, 8 scores gathered a step, written as two vectors of 4 words (the
  * steps from the last, as above: a step's words overwrite only ids at positions at least
  * twice its own). 20 000 float32 scores a row, k = 1 000, with the rows in the cache: the
- * ids made entries and the entries made words one at a time took ... */
+ * ids made entries and the entries made words one at a time took 1.15-1.2x the time of the
+ * whole row (0.83x with the AVX2 sample keys, against 0.97-0.99x with those alone). */
 RE_AVX2 static inline __m256i re_inverted_keys_avx2(__m256 f) {
     const __m256i b = _mm256_castps_si256(_mm256_add_ps(f, _mm256_setzero_ps()));
     return _mm256_xor_si256(b, _mm256_andnot_si256(_mm256_srai_epi32(b, 31), _mm256_set1_epi32(0x7fffffff)));
@@ -1747,7 +1748,7 @@ struct re_compress_state {
             st.n = w;
             st.ids_row = row;
             st.ids_list = ids;
-            st.pending_entries = avx512 ? entries_from_ids : entries_from_ids_one_by_one;
+            st.pending_entries = avx512 ? entries_from_ids<true> : entries_from_ids<false>;
             pend_words(st, avx512);
             return;
         }
@@ -1756,11 +1757,9 @@ struct re_compress_state {
             if (re_flag(row[j], st.t)) st.offer(row[j], j);
     }
 
+    template <bool GATHER>
     static void entries_from_ids(re_topk<T, int32_t>& t) {
-        entries((const T*) t.ids_row, t.ids_list, t.n, t.buf, true);
-    }
-    static void entries_from_ids_one_by_one(re_topk<T, int32_t>& t) {
-        re_compress_to_entries((const T*) t.ids_row, t.ids_list, t.n, t.buf);
+        entries((const T*) t.ids_row, t.ids_list, t.n, t.buf, GATHER);
     }
 
     /* float32: the packed sort's words straight from the ids; the other types' are made
@@ -1779,7 +1778,6 @@ struct re_compress_state {
     template <typename U>
     static inline void pend_words(re_topk<U, int32_t>&, bool) {}
 };
-
 
 /* The block test of the AVX2 compress scan for each score type: the scores of a block of
  * RE_TOPK_BLOCK above t as bits, and those that are NaN or infinite (floats) as `bad`
@@ -1805,20 +1803,16 @@ struct re_v256<float> {
     RE_AVX2_POPCNT static inline bool any_bad(__m256i most) {
         return _mm256_movemask_epi8(_mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x7f800000 - 1))) != 0;
     }
+    /* the exact pass: the block's NaN and infinite scores as bits too, found by one test */
     RE_AVX2_POPCNT static inline uint32_t block(const float* p, V vt, uint32_t* bad) {
-        const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-        __m256 v[4];
-        uint32_t keep = 0;
         __m256i mag = _mm256_setzero_si256();
-        for (int q = 0; q < 4; ++q) {
-            v[q] = _mm256_loadu_ps(p + 8 * q);
-            keep |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(v[q], vt, _CMP_GT_OQ)) << (8 * q); /* t is finite */
-            mag = _mm256_max_epi32(mag, _mm256_castps_si256(_mm256_and_ps(v[q], abs_mask)));
-        }
-        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000 - 1)))) {
+        const uint32_t keep = block_fast(p, vt, mag); /* t is finite */
+        if (any_bad(mag)) {
+            const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
             const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
             for (int q = 0; q < 4; ++q)
-                *bad |= (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(v[q], abs_mask), inf, _CMP_NLT_UQ))
+                *bad |= (uint32_t) _mm256_movemask_ps(
+                            _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(p + 8 * q), abs_mask), inf, _CMP_NLT_UQ))
                         << (8 * q);
         }
         return keep;
@@ -1842,16 +1836,18 @@ struct re_v256<double> {
         return keep;
     }
     RE_AVX2_POPCNT static inline bool any_bad(__m256i most) { return !_mm256_testz_si256(most, most); }
+    /* the exact pass: the block's NaN and infinite scores as bits too */
     RE_AVX2_POPCNT static inline uint32_t block(const double* p, V vt, uint32_t* bad) {
-        const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-        const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
-        uint32_t keep = 0, b = 0;
-        for (int q = 0; q < 8; ++q) {
-            const __m256d v = _mm256_loadu_pd(p + 4 * q);
-            keep |= (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(v, vt, _CMP_GT_OQ)) << (4 * q);
-            b |= (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(v, abs_mask), inf, _CMP_NLT_UQ)) << (4 * q);
+        __m256i lanes = _mm256_setzero_si256();
+        const uint32_t keep = block_fast(p, vt, lanes);
+        if (any_bad(lanes)) {
+            const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+            const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+            for (int q = 0; q < 8; ++q)
+                *bad |= (uint32_t) _mm256_movemask_pd(
+                            _mm256_cmp_pd(_mm256_and_pd(_mm256_loadu_pd(p + 4 * q), abs_mask), inf, _CMP_NLT_UQ))
+                        << (4 * q);
         }
-        *bad = b;
         return keep;
     }
 };
@@ -1904,7 +1900,7 @@ struct re_v256<int64_t> {
  * scanned again, EXACT: each block's NaN and infinite scores left out and counted (all
  * its scores tested: the excluded ones' magnitudes too, which only costs an exact pass).
  * 20 000 float32 scores a row, k = 1 000, the rows in the cache, against the test a block
- * (in one process, taking turns): ... */
+ * (in one process, taking turns): 0.9x the time of the whole row. */
 template <bool EXACT, typename T>
 RE_AVX2_POPCNT static bool re_scan_compress_avx2_blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
                                                         re_compress_state<T>& cs, Py_ssize_t& j) {
