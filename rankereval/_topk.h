@@ -635,7 +635,7 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * and the fullest bucket's size and the end of the bucket holding position len - 1; or
  * false when there are too many words or a bucket is too full. A line of the next row is
  * requested every pace + 1 words of each of its two passes (pace + 1 a power of two). */
-enum { RE_BUCKET_ROUNDS = 12 };
+enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_FEW = 4 };
 
 /* the sizes count[0:nb] become the buckets' starts; returns the largest size */
 static uint32_t re_bucket_starts(uint32_t* count, uint32_t nb) {
@@ -716,7 +716,7 @@ RE_AVX512 static void re_buckets_avx512(uint32_t* key, Py_ssize_t n, uint32_t lo
 
 static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo,
                                    uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra, uint32_t* most,
-                                   Py_ssize_t* limit,
+                                   Py_ssize_t* limit, uint32_t* n_buckets,
                                    uint32_t (*starts)(uint32_t*, uint32_t),
                                    void (*buckets)(uint32_t*, Py_ssize_t, uint32_t, int), uint64_t flip,
                                    Py_ssize_t pace) {
@@ -737,6 +737,7 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
     const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
     *limit = after == count + nb ? n : (Py_ssize_t) *after;
     *most = fullest;
+    *n_buckets = nb;
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & pace) == 0) ra.step();
         dst[count[key[i]]++] = src[i] ^ flip;
@@ -745,16 +746,44 @@ static inline bool re_bucket_place(const uint64_t* src, uint32_t* key, Py_ssize_
     return true;
 }
 
+/* After RE_BUCKET_FEW rounds every bucket of at most that many words is sorted; the few
+ * fuller ones (where the winners are densest) are sorted one by one (re_sort_small), as far
+ * as position limit. end[0:nb]: where each bucket ends (re_bucket_place leaves its
+ * counters so). */
+RE_AVX512 static void re_sort_full_buckets_avx512(uint64_t* dst, const uint32_t* end, uint32_t nb,
+                                                 Py_ssize_t limit) {
+    const __m512i before = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    const __m512i few = _mm512_set1_epi32(RE_BUCKET_FEW);
+    uint32_t start0 = 0; /* the end of the bucket before the vector's first */
+    for (uint32_t b = 0; b < nb && (Py_ssize_t) start0 < limit; b += 16) {
+        const __mmask16 in = (__mmask16) (nb - b >= 16 ? 0xffff : (1u << (nb - b)) - 1);
+        const __m512i e = _mm512_maskz_loadu_epi32(in, end + b);
+        const __m512i s = _mm512_mask_permutexvar_epi32(_mm512_set1_epi32((int) start0), (__mmask16) 0xfffe, before, e);
+        __mmask16 full = _mm512_mask_cmpgt_epu32_mask(in, _mm512_sub_epi32(e, s), few);
+        if (full) {
+            uint32_t st[16], en[16];
+            _mm512_storeu_si512((void*) st, s);
+            _mm512_storeu_si512((void*) en, e);
+            for (; full; full = (__mmask16) (full & (full - 1))) {
+                const int l = __builtin_ctz((unsigned) full);
+                if ((Py_ssize_t) st[l] < limit) re_sort_small(dst + st[l], (Py_ssize_t) (en[l] - st[l]));
+            }
+        }
+        start0 = end[b + 15 < nb ? b + 15 : nb - 1];
+    }
+}
+
 RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                             uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
-    uint32_t most;
+    uint32_t most, nb;
     Py_ssize_t limit;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx512,
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, &nb, re_bucket_starts_avx512,
                          re_buckets_avx512, 0, 15))
         return false;
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
     bool clean_before = false;
-    for (uint32_t round = 0; round < most; ++round) {
+    const uint32_t rounds = most < RE_BUCKET_FEW ? most : RE_BUCKET_FEW;
+    for (uint32_t round = 0; round < rounds; ++round) {
         __mmask8 swapped = 0;
         for (Py_ssize_t j = round & 1; j < limit; j += 8) {
             if (j & 8) ra.step();
@@ -765,9 +794,10 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
             _mm512_storeu_si512((void*) (dst + j), s);
         }
         const bool clean = swapped == 0;
-        if (clean && clean_before) break; /* every neighbouring pair in order */
+        if (clean && clean_before) return true; /* every neighbouring pair in order */
         clean_before = clean;
     }
+    if (most > RE_BUCKET_FEW) re_sort_full_buckets_avx512(dst, count, nb, limit);
     return true;
 }
 
@@ -787,10 +817,10 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
  * placing's, against a line every 2 vectors and 16 words). */
 RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                         uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
-    uint32_t most;
+    uint32_t most, nb;
     Py_ssize_t limit;
     const uint64_t flip = (uint64_t) 1 << 63;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, re_bucket_starts_avx2, re_buckets,
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, &nb, re_bucket_starts_avx2, re_buckets,
                          flip, 31))
         return false;
     const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);

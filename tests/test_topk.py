@@ -351,6 +351,23 @@ def test_winner_sorts_match_reference(a, k, data):
     assert r.to_list() == expected
 
 
+@pytest.mark.parametrize("k", [600, 1000, 1800])
+def test_bucket_sort_with_full_buckets_matches_reference(k):
+    """Wide standard normal rows at large k: the winners are densest just above the
+    threshold, where buckets of the word sort (AVX-512) hold 5 to 12 words; after four
+    transposition rounds those are sorted one by one (re_sort_full_buckets_avx512). Half
+    the rows also get runs of equal scores and of scores a few ulps apart."""
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((6, 20000), dtype=np.float32)
+    for r in range(3):
+        top = np.argsort(-a[r])[: k // 2]
+        a[r, top[::7]] = a[r, top[0]]  # ties with the row's best
+        a[r, top[1::9]] = np.nextafter(a[r, top[1::9]], np.float32(np.inf))
+    invalid = [sorted(rng.choice(20000, 50, replace=False).tolist()) for _ in range(6)]
+    expected, _ = reference(dense_rows(a), k, None, filter_sets(invalid, 6))
+    assert Rankings.from_scores(a, k=k, invalid_items=invalid).to_list() == expected
+
+
 def test_second_pass_after_sampled_threshold_is_taken():
     """The input of "sample-misses" really leaves fewer than k scores above the sampled
     threshold: the top k holds items scoring 0, which only the second pass collects."""
