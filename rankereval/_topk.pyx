@@ -29,6 +29,7 @@ cdef extern from "_topk.h":
                      Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
                      const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
                      int64_t* out_len, int64_t* n_bad, const void* next) noexcept nogil
+    bint re_sampled_threshold_f32(const float* row, Py_ssize_t m, Py_ssize_t k, float* t) noexcept nogil
 
 
 cdef enum:
@@ -48,6 +49,18 @@ def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
     if k < 1 or most < k or m < 0:
         raise ValueError("buffer_size: needs 1 <= k <= most and m >= 0")
     return re_topk_cap(k, most, m)
+
+
+def sampled_threshold(const float[::1] row, Py_ssize_t k):
+    """The threshold from which :func:`topk` scans the dense float32 ``row`` at ``k`` (estimated
+    on a sample of the row: ``_topk.h``, ``re_sample_threshold``), or None where it starts from
+    none. For the tests."""
+    cdef float t = 0
+    if row.shape[0] == 0 or k < 1:
+        raise ValueError("sampled_threshold: needs a row of at least one score and k >= 1")
+    if not re_sampled_threshold_f32(&row[0], row.shape[0], k, &t):
+        return None
+    return t
 
 
 def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,

@@ -416,6 +416,69 @@ def test_buffer_holds_the_scores_above_the_sampled_threshold(k):
         _topk.buffer_size(0, m, m)
 
 
+def _float32_keys(v):
+    """Order-preserving unsigned keys of float32 scores (-0.0 as +0.0), as _topk.h makes them."""
+    b = (np.asarray(v, dtype=np.float32) + np.float32(0)).view(np.uint32).astype(np.uint64)
+    return np.where(b >> 31, b ^ 0xFFFFFFFF, b | 0x80000000)
+
+
+def _float32_from_key(key):
+    b = np.uint32(key ^ 0x80000000 if key >> 31 else ~np.uint32(key))
+    return np.array([b], dtype=np.uint32).view(np.float32)[0]
+
+
+@pytest.mark.parametrize("kind", ["normal", "narrow", "ties", "nan", "outlier"])
+@pytest.mark.parametrize("k", [10, 300, 1000])
+def test_sampled_threshold_is_the_rank_r_sampled_score(kind, k):
+    """The threshold a wide row starts from is the r-th largest of the sampled scores (r =
+    mu + 2 sqrt(mu) + 2 of the finite ones), searched bit by bit on their keys' offsets from
+    the smallest down to 21 bits below the highest bit of their range (finer without
+    AVX2): the key of the threshold is at most the r-th largest sampled key and less than
+    2^(top - 21) below it; exactly it when the range is narrower than 2^22. Derived here in
+    NumPy from the sampled positions and that rule, for each path the CPU takes."""
+    from rankereval import _topk
+
+    m = 20_000
+    rng = np.random.default_rng(5)
+    for row in range(4):
+        if kind == "normal":
+            a = rng.standard_normal(m).astype(np.float32)
+        elif kind == "narrow":  # keys within 2^22 of each other: the search is exact
+            a = (np.float32(1) + rng.integers(0, 3_000_000, m).astype(np.float32) * np.float32(2**-23))
+        elif kind == "ties":
+            a = rng.integers(-3, 4, m).astype(np.float32)
+        elif kind == "nan":
+            a = rng.standard_normal(m).astype(np.float32)
+            a[rng.random(m) < 0.05] = np.nan
+            a[rng.random(m) < 0.01] = -np.inf
+        else:
+            a = rng.standard_normal(m).astype(np.float32)
+            a[_sample_positions(m, k)[row * 7]] = np.float32(3e38)
+        a = a.astype(np.float32)
+        s = a[_sample_positions(m, k)]
+        ok = np.isfinite(s)
+        keys = np.where(ok, _float32_keys(s), 0).astype(np.int64)
+        mu = ok.sum() * k / m
+        r = int(mu + 2 * np.sqrt(mu) + 2)
+        got = _topk.sampled_threshold(a, k)
+        if r > ok.sum() / 4:
+            assert got is None
+            continue
+        lo, hi = int(keys.min()), int(keys.max())
+        key_r = int(np.sort(keys)[::-1][r - 1])
+        top = (hi - lo).bit_length() - 1
+        assert got is not None and np.isfinite(got)
+        key = int(_float32_keys(np.float32(got)))
+        if top < 22:
+            assert key == key_r, (kind, k, row)
+        else:
+            assert key_r - 2 ** (top - 21) < key <= key_r, (kind, k, row)
+        assert (s[ok] >= got).sum() >= r
+    with pytest.raises(ValueError, match="sampled_threshold"):
+        _topk.sampled_threshold(np.zeros(0, dtype=np.float32), 10)
+    assert _topk.sampled_threshold(np.zeros(100, dtype=np.float32), 10) is None  # a short row
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_sample_below_the_rest_fills_the_buffer(dtype):
     """Every sampled score is below every other score, so nearly the whole row passes the
