@@ -790,6 +790,25 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
 
 
+def test_performance_page_shows_the_published_run():
+    """The top-k table of docs/guide/performance.rst is what the benchmark prints from the
+    run kept in benchmarks/published/topk.json (generated, not typed in)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+    script = os.path.join(root, "benchmarks", "bench_topk.py")
+    page = os.path.join(root, "docs", "guide", "performance.rst")
+    run = os.path.join(root, "benchmarks", "published", "topk.json")
+    if not all(os.path.exists(p) for p in (script, page, run)):
+        pytest.skip("benchmarks/ and docs/ not shipped")
+    printed = subprocess.run([sys.executable, script, "--table", run], capture_output=True, text=True, check=True).stdout
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    assert printed.count("list-table") == 1 and printed.strip() in text
+
+
 def test_result_pages_written_first():
     """A result of 4 MiB or more gets a byte written per 4 KiB page before the rows are
     ranked (_topk.pyx: whole rows back to back, which the kernel requires); every entry is
