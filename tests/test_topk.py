@@ -417,14 +417,10 @@ def test_buffer_holds_the_scores_above_the_sampled_threshold(k):
 
 
 def _float32_keys(v):
-    """Order-preserving unsigned keys of float32 scores (-0.0 as +0.0), as _topk.h makes them."""
-    b = (np.asarray(v, dtype=np.float32) + np.float32(0)).view(np.uint32).astype(np.uint64)
-    return np.where(b >> 31, b ^ 0xFFFFFFFF, b | 0x80000000)
-
-
-def _float32_from_key(key):
-    b = np.uint32(key ^ 0x80000000 if key >> 31 else ~np.uint32(key))
-    return np.array([b], dtype=np.uint32).view(np.float32)[0]
+    """Order-preserving unsigned keys of float32 scores (-0.0 as +0.0), as _topk.h makes them
+    (as int64: NumPy 1.x has no shift of uint64 by a Python int)."""
+    b = (np.asarray(v, dtype=np.float32) + np.float32(0)).view(np.uint32).astype(np.int64)
+    return np.where(b >= 2**31, b ^ 0xFFFFFFFF, b | 0x80000000)
 
 
 @pytest.mark.parametrize("kind", ["normal", "narrow", "ties", "nan", "outlier"])
@@ -457,7 +453,7 @@ def test_sampled_threshold_is_the_rank_r_sampled_score(kind, k):
         a = a.astype(np.float32)
         s = a[_sample_positions(m, k)]
         ok = np.isfinite(s)
-        keys = np.where(ok, _float32_keys(s), 0).astype(np.int64)
+        keys = np.where(ok, _float32_keys(s), 0)
         mu = ok.sum() * k / m
         r = int(mu + 2 * np.sqrt(mu) + 2)
         got = _topk.sampled_threshold(a, k)
