@@ -628,9 +628,9 @@ RE_AVX512 static inline bool re_words_avx512(const re_entry<float, int32_t>* buf
  * swap, and L rounds sort L words. As many rounds as the fullest bucket has words (with
  * AVX-512 at most RE_BUCKET_FEW, then each fuller bucket sorted alone by a sorting
  * network: re_sort_full_buckets_avx512), fewer when two in a row swap nothing; and only as
- * far as the bucket that holds position len - 1. Returns false, having sorted nothing, when a bucket holds more than
- * RE_BUCKET_ROUNDS words (keys bunched together: then re_sort_words_avx512, or the radix
- * sort). No branch depends on a word. The radix sort spends about 7 ns a word on the
+ * far as the bucket that holds position len - 1. Returns false, having sorted nothing,
+ * when a bucket holds more than RE_BUCKET_ROUNDS words (keys bunched together: then
+ * re_sort_words_avx512, or the radix sort). No branch depends on a word. The radix sort spends about 7 ns a word on the
  * 1 330 winners of k = 1000 (four passes of scattered stores), this about 5 (AVX-512; an
  * eighth less than the radix sort with AVX2).
  *
@@ -829,8 +829,8 @@ RE_AVX2 static bool re_bucket_sort_avx2(const uint64_t* src, uint32_t* key, Py_s
     uint32_t most, nb;
     Py_ssize_t limit;
     const uint64_t flip = (uint64_t) 1 << 63;
-    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, &nb, re_bucket_starts_avx2, re_buckets,
-                         flip, 31))
+    if (!re_bucket_place(src, key, n, len, lo, hi, dst, count, ra, &most, &limit, &nb, re_bucket_starts_avx2,
+                         re_buckets, flip, 31))
         return false;
     const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);
     bool clean_before = false;
@@ -1014,6 +1014,22 @@ RE_AVX2_POPCNT static inline bool re_sample_keys_avx2(const float* row, Py_ssize
  * scores about a seventh of them (with 20 000 float32 scores a row the whole row took
  * 0.97x the time at k = 1000, 0.92-0.96x at k = 10, on an Intel Xeon). ns is a multiple
  * of 32. */
+RE_AVX512 static inline Py_ssize_t re_count_at_least_avx512(const uint32_t* key, Py_ssize_t n, uint32_t c) {
+    const __m512i vc = _mm512_set1_epi32((int) c);
+    int n0 = 0, n1 = 0; /* two sums: the comparisons of a step do not wait for each other */
+    Py_ssize_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        n0 += __builtin_popcount((unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i)), vc));
+        n1 += __builtin_popcount(
+            (unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i + 16)), vc));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = (__mmask16) (n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        n0 += __builtin_popcount((unsigned) _mm512_mask_cmpge_epu32_mask(m, _mm512_maskz_loadu_epi32(m, key + i), vc));
+    }
+    return n0 + n1;
+}
+
 RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
                                                uint32_t* sub) {
     enum { COARSE = 8 };
@@ -1027,14 +1043,7 @@ RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_
     int bit = top;
     for (; bit > fine; --bit) {
         const uint32_t c = answer | (1u << bit);
-        const __m512i vc = _mm512_set1_epi32((int) c);
-        int n0 = 0, n1 = 0;
-        for (Py_ssize_t i = 0; i < ns; i += 32) {
-            n0 += __builtin_popcount((unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i)), vc));
-            n1 += __builtin_popcount(
-                (unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i + 16)), vc));
-        }
-        answer = (Py_ssize_t) (n0 + n1) >= r ? c : answer;
+        answer = re_count_at_least_avx512(key, ns, c) >= r ? c : answer;
     }
     if (bit < low) return lo + answer;
     /* the r-th largest offset is in [answer, answer + 2^(fine + 1)): the offsets there into
@@ -1054,13 +1063,7 @@ RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_
     const Py_ssize_t need = r - above;
     for (; bit >= low; --bit) {
         const uint32_t c = answer | (1u << bit);
-        const __m512i vc = _mm512_set1_epi32((int) c);
-        Py_ssize_t n = 0;
-        for (Py_ssize_t i = 0; i < nsub; i += 16) {
-            const __mmask16 m = (__mmask16) (nsub - i >= 16 ? 0xffff : (1u << (nsub - i)) - 1);
-            n += __builtin_popcount((unsigned) _mm512_mask_cmpge_epu32_mask(m, _mm512_maskz_loadu_epi32(m, sub + i), vc));
-        }
-        answer = n >= need ? c : answer;
+        answer = re_count_at_least_avx512(sub, nsub, c) >= need ? c : answer;
     }
     return lo + answer;
 }
@@ -2028,7 +2031,8 @@ RE_AVX2_POPCNT static void re_scan_compress_avx2(const T* row, Py_ssize_t m, re_
  * none), watched as a sum of 0 x score, which finite scores leave 0 and the others make
  * NaN: one multiply-add a vector, where the largest magnitude (an AND and a max) took two
  * operations on the ports that the comparisons and the compress use (20 000 float32
- * scores a row in the cache, k = 100: 0.91x the time of the whole row, k = 1000 0.95x). */
+ * scores a row in the cache, k = 100: 0.91-0.92x the time of the whole row, k = 1000
+ * 0.95-0.97x). */
 template <typename T>
 struct re_v512;
 
