@@ -16,23 +16,17 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from rankereval import _convert, _topk
+import rankereval._convert as _convert
+import rankereval._topk as _topk
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX, _INT64_MAX, MAX_ID as _MAX_ID, check_k
+from rankereval.exceptions import InvalidValuesWarning
 
 __all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "Rankings"]
 
 # a converted ranking array at least this large is written around the caches (streaming
 # stores): it would not stay in them anyway, and an ordinary store first reads each line
 _STREAM_BYTES = 16 << 20
-
-
-class InvalidValuesWarning(UserWarning):
-    """Warns about input that is valid but probably not what was meant.
-
-    Raised for empty rankings and for non-finite scores dropped by
-    :meth:`Rankings.from_scores`.
-    """
 
 
 def _readonly(a):
