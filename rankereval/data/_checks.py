@@ -1,13 +1,21 @@
 """Checks of user input for the labels and rankings: each function raises a clear error
 (or warns) and otherwise returns its input, or a verdict. Nothing here converts or stores."""
 from numbers import Integral
+import sys
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from rankereval._validation import _INT64_MAX, MAX_ID as _MAX_ID
 from rankereval.exceptions import InvalidValuesWarning
+
+
+def _issparse(x):
+    """``scipy.sparse.issparse(x)``, without importing SciPy: an object is a SciPy sparse
+    array or matrix only if ``scipy.sparse`` is loaded (its classes live there), so ``import
+    rankereval`` and inputs that are not sparse never pay SciPy's import."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(x)
 
 
 def _is_sequence(x):
@@ -170,7 +178,7 @@ def _is_canonical_pattern(x):
     """Whether ``x`` is a valid SciPy CSR matrix whose rows are sorted, without repeated or
     explicitly stored zero entries: then its indptr and indices are exactly the id rows
     that BinaryLabels.from_positive_indices would build."""
-    if not (sp.issparse(x) and x.format == "csr" and x.ndim == 2):
+    if not (_issparse(x) and x.format == "csr" and x.ndim == 2):
         return False
     indptr, indices, data = x.indptr, x.indices, x.data
     if (

@@ -5,13 +5,12 @@ from itertools import chain
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 
 import rankereval._convert as _convert
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX, MAX_ID as _MAX_ID
 from rankereval.data._checks import (_check_int_ids, _check_scores, _check_sparse_structure, _is_sequence,
-                                     _raise_dense_duplicates, _raise_duplicates, _reject_masked)
+                                     _issparse, _raise_dense_duplicates, _raise_duplicates, _reject_masked)
 
 
 # a converted ranking array at least this large is written around the caches (streaming
@@ -55,7 +54,7 @@ def _host_array(x, name):
     DLPack shares the memory (no copy); an array in device memory is refused with a message
     saying to move it to the host.
     """
-    if x is None or isinstance(x, (np.ndarray, list, tuple)) or sp.issparse(x):
+    if x is None or isinstance(x, (np.ndarray, list, tuple)) or _issparse(x):
         return x
     if hasattr(x, "__dlpack_device__"):
         try:
@@ -163,6 +162,8 @@ def _canonical_sparse(x, name):
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got {x.ndim} dimensions")
     _check_sparse_structure(x, name)
+    import scipy.sparse as sp
+
     m = sp.csr_array(x, copy=True)
     m.sum_duplicates()
     return m

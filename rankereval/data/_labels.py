@@ -3,12 +3,11 @@
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 
 import rankereval._convert as _convert
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX
-from rankereval.data._checks import (_batch_parts, _check_label_values, _check_sparse_structure,
+from rankereval.data._checks import (_batch_parts, _check_label_values, _check_sparse_structure, _issparse,
                                      _raise_duplicates, _reject_masked)
 from rankereval.data._conversion import (_canonical_sparse, _dense_label_rows, _frozen_view, _host_array,
                                          _id_dtype, _ragged_ids, _readonly, _row_selection)
@@ -152,6 +151,8 @@ class Labels:
         """ValueError unless every stored item of a row is among ``judged``'s items of that
         row (skipped when both hold the same items: every read of binary labels whose
         listed items are all relevant)."""
+        import scipy.sparse as sp
+
         mine = sp.csr_array((np.ones(self._indices.shape[0]), self._indices, self._indptr), shape=width)
         theirs = sp.csr_array((np.ones(judged._indices.shape[0]), judged._indices, judged._indptr), shape=width)
         missing = mine - mine.multiply(theirs)
@@ -170,6 +171,8 @@ class Labels:
     @property
     def csr(self):
         """The labels as a :class:`scipy.sparse.csr_array` sharing the read-only storage."""
+        import scipy.sparse as sp
+
         return sp.csr_array(
             (self._vals().view(), self._indices.view(), self._indptr.view()),
             shape=(self.n_rows, self._n_items),
@@ -335,10 +338,12 @@ class Labels:
     # -- construction --------------------------------------------------------------------
     @classmethod
     def _from_matrix(cls, labels, binary):
+        import scipy.sparse as sp
+
         name = "labels"
         labels = _host_array(labels, name)
         _reject_masked(labels, name)
-        if sp.issparse(labels):
+        if _issparse(labels):
             return cls._from_sparse_matrix(labels, name, binary)
         if isinstance(labels, np.ndarray):
             arr = labels
@@ -487,8 +492,10 @@ class BinaryLabels(Labels):
         TypeError
             If the input is of an unsupported type.
         """
+        import scipy.sparse as sp
+
         name = "indices"
-        if sp.issparse(indices):
+        if _issparse(indices):
             return cls._from_sparse_matrix(indices, name, binary=True, pattern=True)
         indptr, flat = _ragged_ids(indices, name)
         max_id = int(flat.max()) if flat.size else -1

@@ -3,15 +3,14 @@ candidate filters (public as ``rankereval.data.Rankings``; pickled under that na
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 import rankereval._convert as _convert
 import rankereval._topk as _topk
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import check_k
 from rankereval.exceptions import InvalidValuesWarning
-from rankereval.data._checks import (_batch_parts, _check_scores, _is_canonical_pattern, _reject_masked,
-                                     _warn_empty)
+from rankereval.data._checks import (_batch_parts, _check_scores, _is_canonical_pattern, _issparse,
+                                     _reject_masked, _warn_empty)
 from rankereval.data._conversion import (_canonical_sparse, _dense_rankings, _EMPTY_I64, _frozen_view,
                                          _host_array, _id_dtype, _kernel_scores, _ragged_ids,
                                          _ragged_rankings, _readonly, _row_selection, _SCORE_CODES,
@@ -224,7 +223,7 @@ class Rankings:
             ranks = _dense_rankings(indices, name)
             lengths = np.full(ranks.shape[0], ranks.shape[1], dtype=np.int64)
         else:
-            if sp.issparse(indices):
+            if _issparse(indices):
                 raise TypeError(
                     "indices: a sparse matrix has no order; pass ranked ids, or use "
                     "Rankings.from_scores for sparse scores"
@@ -303,7 +302,7 @@ class Rankings:
         name = "raw_scores"
         raw_scores = _host_array(raw_scores, name)
         _reject_masked(raw_scores, name)
-        if sp.issparse(raw_scores):
+        if _issparse(raw_scores):
             m = _canonical_sparse(raw_scores, name)
             data, half = _kernel_scores(_check_scores(m.data, name))
             n_rows, n_items = m.shape
