@@ -15,6 +15,10 @@ Wiring, in ``rankereval/cli.py``::
     # main(), before the evaluate/example branch
     if args.command == "compare": return run_compare(args, out, err)
 
+It takes what it shares with the other subcommands (default metrics, the metric-name reader,
+argument types, the error guard) from ``rankereval._cli_common``; ``rankereval.cli`` imports
+this module, never the other way round.
+
 ``run_compare`` handles its own errors and returns the exit status, as ``evaluate`` does: 0
 on success, 2 for usage errors (unknown metric, bad option), 1 when an input cannot be read
 or is invalid (the message names the file and line); messages go to ``err``.
@@ -23,7 +27,7 @@ import csv
 import io
 import os
 
-from rankereval.cli import DEFAULT_METRICS
+from rankereval._cli_common import DEFAULT_METRICS
 
 __all__ = ["add_compare_subparser", "run_compare"]
 
@@ -32,7 +36,7 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 
 def add_compare_subparser(sub):
     """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
-    from rankereval.cli import _confidence, _finite_float, _positive_int
+    from rankereval._cli_common import _confidence, _finite_float, _positive_int
     from rankereval._validation import NAN_HANDLING
     from rankereval.compare import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
@@ -79,7 +83,7 @@ def add_compare_subparser(sub):
 
 
 def _run_names(paths, names):
-    from rankereval.cli import UsageError
+    from rankereval._cli_common import UsageError
 
     if names is not None:
         if len(names) != len(paths):
@@ -101,7 +105,7 @@ def _run_names(paths, names):
 
 
 def _baseline(text, names):
-    from rankereval.cli import UsageError
+    from rankereval._cli_common import UsageError
 
     if text is None or text in names:
         return text
@@ -119,7 +123,7 @@ def _metrics(texts):
     names included)."""
     from argparse import Namespace
 
-    from rankereval.cli import parse_metrics
+    from rankereval._cli_common import parse_metrics
 
     return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))[0]
 
@@ -156,7 +160,7 @@ def render(cmp, fmt):
 
 
 def _compare(args, out, err):
-    from rankereval.cli import UsageError
+    from rankereval._cli_common import UsageError
     from rankereval.compare import compare
     from rankereval.io import read_trec
 
@@ -202,6 +206,6 @@ def _compare(args, out, err):
 def run_compare(args, out, err):
     """Run ``rankereval compare`` for parsed ``args``; returns the exit status (errors are
     handled as ``rankereval evaluate`` handles them)."""
-    from rankereval.cli import guarded
+    from rankereval._cli_common import guarded
 
     return guarded(lambda: _compare(args, out, err), args._compare_parser, "compare", err)

@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 
-from rankereval import _bootstrap, _render
+from rankereval import _render
+import rankereval._bootstrap as _bootstrap
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from rankereval import _convert
+import rankereval._convert as _convert
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max

@@ -41,7 +41,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from rankereval import _bootstrap
+import rankereval._bootstrap as _bootstrap
 from rankereval._threads import effective_n_threads
 
 __all__ = ["BootstrapResult", "bootstrap_mean", "query_key_hashes"]

@@ -257,7 +257,7 @@ def _count_extreme(null, observed, tol, alternative):
 
 def _permutation_test(d, alternative, n_resamples, seed):
     """Paired sign-flip randomization test per column: p = (count + 1) / (B + 1)."""
-    from rankereval import _compare
+    import rankereval._compare as _compare
 
     valid = ~np.isnan(d)
     d0 = np.ascontiguousarray(np.where(valid, d, 0.0))   # absent queries: a zero difference
@@ -279,7 +279,7 @@ def _bootstrap_means(d, n_resamples, rng, studentized=False):
     each such group gets its own 64-bit key from ``rng``. The differences are centred first
     (the null of the test, and no cancellation in the sums of squares).
     """
-    from rankereval import _compare
+    import rankereval._compare as _compare
 
     valid = ~np.isnan(d)
     means = np.full((n_resamples, d.shape[1]), np.nan)
@@ -344,7 +344,7 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
     ``scores`` is (n, n_metrics, n_runs); rows where ``valid[:, m]`` is False are not used
     for metric m (zeros in the kernel's input: a permutation of zeros changes nothing).
     """
-    from rankereval import _compare
+    import rankereval._compare as _compare
 
     n, n_metrics, n_runs = scores.shape
     s = np.where(valid[:, :, None], scores, 0.0)
@@ -379,7 +379,7 @@ def _per_query_scores(y_true, run, metrics, relevance_level):
     ``y_true`` is labels and ``run`` Rankings, or ``y_true`` is a ``TrecData`` and ``run``
     None; graded labels are thresholded at ``relevance_level`` for the binary metrics.
     """
-    from rankereval import evaluate
+    from rankereval._evaluation import evaluate
 
     # 'drop': the means are not used, and an all-NaN column must not warn here
     columns = {str(i): m for i, m in enumerate(metrics)}

@@ -1,7 +1,17 @@
-"""Warnings of rankereval (as :mod:`sklearn.exceptions` collects scikit-learn's)."""
-from rankereval.data import InvalidValuesWarning
+"""Warnings of rankereval (as :mod:`sklearn.exceptions` collects scikit-learn's).
+
+The bottom of the package: it imports nothing of rankereval, so that every layer can import it.
+"""
 
 __all__ = ["InvalidValuesWarning", "UndefinedMetricWarning"]
+
+
+class InvalidValuesWarning(UserWarning):
+    """Warns about input that is valid but probably not what was meant.
+
+    Raised for empty rankings and for non-finite scores dropped by
+    :meth:`Rankings.from_scores <rankereval.Rankings.from_scores>`.
+    """
 
 
 class UndefinedMetricWarning(UserWarning):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import rankereval.data
+import rankereval.data._conversion
 from rankereval import BinaryLabels, NumericLabels, Rankings, _convert
 
 
@@ -34,7 +34,7 @@ def store(request, monkeypatch):
     the one-pass path was never taken."""
     streamed = request.param == "streamed"
     if streamed:
-        monkeypatch.setattr(rankereval.data, "_STREAM_BYTES", 0)
+        monkeypatch.setattr(rankereval.data._conversion, "_STREAM_BYTES", 0)
     seen = _OnePass(streamed)
     real = _convert.copy_dense_ids
 

@@ -6,6 +6,7 @@ users install.
 """
 import doctest
 import importlib
+import inspect
 
 import numpy as np
 import pytest
@@ -14,8 +15,20 @@ MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bo
            "rankereval.compare", "rankereval.dask"]
 
 
+class _Finder(doctest.DocTestFinder):
+    """doctest's finder, which also takes the methods of a class that a package shows under
+    its own name but defines in a private submodule (``rankereval.data.Rankings`` lives in
+    ``rankereval/data/_rankings.py``): doctest tells a function's module by its globals, so
+    it would skip those methods."""
+
+    def _from_module(self, module, object):
+        if inspect.isfunction(object) and object.__globals__.get("__name__", "").startswith(module.__name__ + "._"):
+            return True
+        return super()._from_module(module, object)
+
+
 def _doctests():
-    finder = doctest.DocTestFinder(exclude_empty=True)
+    finder = _Finder(exclude_empty=True)
     tests = []
     for name in MODULES:
         try:

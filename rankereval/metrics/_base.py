@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankereval import _beyond, _kernels
+import rankereval._beyond as _beyond
+import rankereval._kernels as _kernels
 from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
 from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
@@ -276,8 +277,6 @@ class Metric:
         parameters that differ from their defaults. ``from_name(m.name) == m`` for every
         metric ``m``; :func:`rankereval.evaluate` uses it as the default column name.
         """
-        from rankereval.metrics._names import format_name
-
         return format_name(self)
 
     # -- scoring -------------------------------------------------------------------------
@@ -638,6 +637,29 @@ def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_stat
 
 def _normalise_name(text):
     return text.strip().lower().replace("_", "").replace("-", "")
+
+
+def format_name(metric):
+    """The short name of ``metric`` (see :attr:`Metric.name`), as the grammar of
+    :func:`~rankereval.metrics.from_name` reads it (``rankereval.metrics._names`` imports this
+    module, never the other way)."""
+    cls = type(metric)
+    info = cls.info
+    params = metric._params()
+    out = info.name
+    if params.get(info.at) is not None:
+        out += f"@{params[info.at]!r}"
+    sig = inspect.signature(cls.__init__).parameters
+    by_value = {(p, v): t for t, (p, v) in info.tokens.items()}
+    opts = []
+    for key, value in params.items():
+        if key in ("k", info.at) or key in info.inputs or value is sig[key].default or value == sig[key].default:
+            continue
+        if isinstance(value, bool):
+            opts.append(key if value else f"{key}=false")
+        else:
+            opts.append(by_value.get((key, value), f"{key}={value}"))
+    return out + (f"[{','.join(opts)}]" if opts else "")
 
 
 def labels_for(metric, binary_labels, numeric_labels):

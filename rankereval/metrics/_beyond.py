@@ -9,7 +9,7 @@ long-tail items, item features.
 """
 import numpy as np
 
-from rankereval import _beyond
+import rankereval._beyond as _beyond
 from rankereval._threads import effective_n_threads
 from rankereval._validation import (check_choice, check_item_features, check_item_set,
                                     check_item_values, check_k)

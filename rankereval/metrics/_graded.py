@@ -1,7 +1,7 @@
 """Graded-relevance metrics: DCG, NDCG, RBP and ERR (they read the label values)."""
 import numpy as np
 
-from rankereval import _kernels
+import rankereval._kernels as _kernels
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.data import BinaryLabels

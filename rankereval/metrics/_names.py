@@ -189,24 +189,3 @@ def from_name(name, defaults=None):
                          f"cannot carry): build {cls.__name__}(..., {missing[0]}=...) directly, or "
                          f"pass from_name(name, defaults={{{missing[0]!r}: ...}})")
     return cls(**params)
-
-
-def format_name(metric):
-    """The short name of ``metric`` (see :attr:`Metric.name`)."""
-    cls = type(metric)
-    info = cls.info
-    params = metric._params()
-    out = info.name
-    if params.get(info.at) is not None:
-        out += f"@{params[info.at]!r}"
-    sig = inspect.signature(cls.__init__).parameters
-    by_value = {(p, v): t for t, (p, v) in info.tokens.items()}
-    opts = []
-    for key, value in params.items():
-        if key in ("k", info.at) or key in info.inputs or value is sig[key].default or value == sig[key].default:
-            continue
-        if isinstance(value, bool):
-            opts.append(key if value else f"{key}=false")
-        else:
-            opts.append(by_value.get((key, value), f"{key}={value}"))
-    return out + (f"[{','.join(opts)}]" if opts else "")

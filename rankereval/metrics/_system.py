@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from rankereval import _beyond
+import rankereval._beyond as _beyond
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.data import Rankings
@@ -103,7 +103,7 @@ class SystemMetric:
         Each resample costs one exposure pass (weighted by how often each ranking was drawn),
         so memory stays O(n_rankings + n_items + n_resamples).
         """
-        from rankereval import _bootstrap
+        import rankereval._bootstrap as _bootstrap
         from rankereval.bootstrap import BootstrapResult, _interval, _seed, _validate
 
         n_resamples, confidence_level, _ = _validate(n_resamples, confidence_level, "percentile")

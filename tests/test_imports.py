@@ -1,0 +1,200 @@
+"""The import graph of the package: no circles, and no module imports a package that holds it.
+
+Data flows one way (io -> data -> metrics -> evaluate/compare -> command line): a module that
+needs a compiled kernel imports it directly (``import rankereval._convert as _convert``), never
+through ``rankereval/__init__.py``, and a lower module never imports a higher one, so the
+modules form a graph without cycles. Imports inside functions count too: a lazy import only
+hides a circle from the interpreter, not from the reader.
+
+The graph is read from the source with :mod:`ast`. A library such as grimp (import-linter's
+engine) indexes ``.py`` files only, so it attributes ``import rankereval._convert`` (a compiled
+extension) to the package ``rankereval`` itself and cannot tell it from the upward imports this
+test forbids; the reader here knows the extension modules from the files beside the sources.
+"""
+import ast
+import importlib.machinery
+import os
+import sys
+
+import rankereval
+
+
+def modules_of(package_dir):
+    """{module name: path of its source, or None for a compiled extension} of the package at
+    ``package_dir`` (its ``__init__.py``'s folder), subpackages included."""
+    top = os.path.dirname(package_dir)
+    found = {}
+    for folder, dirs, files in os.walk(package_dir):
+        dirs[:] = [d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py"))]
+        for f in files:
+            rel = os.path.relpath(os.path.join(folder, f), top)
+            if f.endswith(".py"):
+                name = rel[:-3].replace(os.sep, ".")
+                found[name.removesuffix(".__init__")] = os.path.join(folder, f)
+            else:
+                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                    if f.endswith(suffix):
+                        found[rel[:-len(suffix)].replace(os.sep, ".")] = None
+    return found
+
+
+def import_graph(package_dir):
+    """{importer: {imported: line}} over the modules of the package, each import resolved to
+    the module it loads (``from a import b`` is ``a.b`` when that is a module, else ``a``)."""
+    modules = modules_of(package_dir)
+    top = os.path.basename(package_dir)
+
+    def resolve(target):
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        return target
+
+    graph = {}
+    for name, path in modules.items():
+        if path is None:
+            continue
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        edges = graph.setdefault(name, {})
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for target in map(resolve, targets):
+                if target and target.split(".")[0] == top and target != name:
+                    edges.setdefault(target, node.lineno)
+    return graph
+
+
+def upward_imports(graph):
+    """``importer:line -> package`` for every module importing a package that contains it."""
+    return sorted(f"{m}:{line} -> {t}" for m, edges in graph.items() for t, line in edges.items()
+                  if m.startswith(t + "."))
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(found)
+
+
+def _cycle_path(graph, component):
+    """One circle through ``component``, as ``a -> b -> ... -> a`` with the import lines."""
+    members = set(component)
+    start = component[0]
+    path, seen = [start], {start}
+    while True:
+        here = path[-1]
+        nxt = sorted(t for t in graph[here] if t in members)
+        back = [t for t in nxt if t == start]
+        step = back[0] if back and len(path) > 1 else next((t for t in nxt if t not in seen), start)
+        path.append(step)
+        if step == start or step in seen:
+            break
+        seen.add(step)
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(path, path[1:])) + f" -> {path[-1]}"
+
+
+PACKAGE_DIR = os.path.dirname(rankereval.__file__)
+
+
+def test_the_reader_sees_every_module():
+    modules = modules_of(PACKAGE_DIR)
+    for name in ("rankereval", "rankereval.cli", "rankereval.data", "rankereval.metrics._base",
+                 "rankereval.io._trec", "rankereval._convert", "rankereval._kernels"):
+        assert name in modules, name
+    assert modules["rankereval._convert"] is None  # compiled
+    graph = import_graph(PACKAGE_DIR)
+    assert "rankereval._convert" in graph["rankereval._validation"]
+    assert "rankereval._evaluation" in graph["rankereval.compare"]
+
+
+def test_no_module_imports_a_package_that_contains_it():
+    assert upward_imports(import_graph(PACKAGE_DIR)) == []
+
+
+def test_no_import_cycles():
+    graph = import_graph(PACKAGE_DIR)
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join(_cycle_path(graph, c) for c in found)
+
+
+# ---- the checks themselves fail on a package with the faults they look for -----------------
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_checks_find_a_lazy_cycle_and_an_upward_import(tmp_path):
+    ext = importlib.machinery.EXTENSION_SUFFIXES[0]
+    _write(tmp_path, {
+        "pkg/__init__.py": "from pkg.low import f\nfrom pkg import _kernel  # the package's own\n",
+        f"pkg/_kernel{ext}": "",
+        "pkg/low.py": "import pkg._kernel as _kernel\n\ndef f():\n    from . import high\n",
+        "pkg/high.py": "from pkg.low import f\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/leaf.py": "from pkg import _kernel\nfrom .. import sub\n",
+        "pkg/up.py": "from pkg import f\n",
+    })
+    graph = import_graph(str(tmp_path / "pkg"))
+    assert graph["pkg.low"] == {"pkg._kernel": 1, "pkg.high": 4}
+    assert cycles(graph) == [["pkg.high", "pkg.low"]]
+    assert "pkg.high" in _cycle_path(graph, ["pkg.high", "pkg.low"])
+    assert upward_imports(graph) == ["pkg.sub.leaf:2 -> pkg.sub", "pkg.up:1 -> pkg"]
+
+
+
+def test_the_command_line_starts_without_scipy_or_pandas():
+    """``import rankereval``, ``rankereval --help`` and ``rankereval metrics`` load NumPy and
+    the package only: SciPy's sparse module (about 0.13 s of CPU to import) comes with the
+    first sparse input, pandas and pyarrow with the first file read."""
+    import subprocess
+
+    code = ("import sys, io, contextlib, rankereval, rankereval.metrics\n"
+            "from rankereval.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['--help']) == 0 and main(['metrics']) == 0\n"
+            "bad = [m for m in ('scipy', 'pandas', 'pyarrow') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(PACKAGE_DIR))
