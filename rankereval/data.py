@@ -867,6 +867,50 @@ class BinaryLabels(Labels):
         """
         return cls._from_matrix(labels, binary=True)
 
+    @classmethod
+    def from_groups(cls, y, qid=None, *, group=None, relevance_level=1):
+        """Labels from flat learning-to-rank arrays: one entry per (query, document) row.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_rows,)
+            Relevance grade of each row; a row is relevant when its grade is at least
+            ``relevance_level``.
+        qid : array-like of shape (n_rows,), optional
+            The query of each row: any 1-D array of comparable ids (integers, strings, ...),
+            contiguous or not. The result has one row per distinct id, in ascending id order
+            (``np.unique(qid)``). Sorted ids cost one linear pass; unsorted ids one stable
+            sort of ``qid``.
+        group : array-like of int, optional
+            Instead of ``qid``: the number of consecutive rows of each query, as LightGBM's
+            ``group`` (sizes >= 1 summing to the number of rows); one result row per group,
+            in that order.
+        relevance_level : number, default=1
+            Grade from which a row counts as relevant.
+
+        Returns
+        -------
+        BinaryLabels
+            The item id of a row is its position among its query's rows (0, 1, ... in input
+            order), as in :meth:`Rankings.from_groups` with the same ``qid``/``group``.
+
+        Raises
+        ------
+        ValueError
+            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, or a grade or
+            query id is NaN. TypeError for mixed query id types or no/both of ``qid``,
+            ``group``.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> BinaryLabels.from_groups([0, 2, 1, 0, 1], qid=[7, 7, 7, 3, 3]).indices_to_list()
+        [[1], [1, 2]]
+        """
+        from rankereval._groups import binary_labels_from_groups
+
+        return binary_labels_from_groups(y, qid, group=group, relevance_level=relevance_level)
+
 
 class NumericLabels(Labels):
     """Graded relevance labels (e.g. 0-3), for DCG and NDCG.
@@ -899,6 +943,21 @@ class NumericLabels(Labels):
             If the input is of an unsupported type.
         """
         return cls._from_matrix(labels, binary=False)
+
+    @classmethod
+    def from_groups(cls, y, qid=None, *, group=None):
+        """Graded labels from flat learning-to-rank arrays, as
+        :meth:`BinaryLabels.from_groups` (grades must be non-negative and finite).
+
+        Examples
+        --------
+        >>> from rankereval import NumericLabels
+        >>> NumericLabels.from_groups([0, 2, 1, 0, 3], group=[3, 2]).labels_to_list()
+        [[2.0, 1.0], [3.0]]
+        """
+        from rankereval._groups import numeric_labels_from_groups
+
+        return numeric_labels_from_groups(y, qid, group=group)
 
 
 # ----------------------------------------------------------------------------------------
@@ -1170,6 +1229,36 @@ class Rankings:
         ranks, lengths = _apply_filters(ranks, lengths, valid_items, invalid_items)
         _warn_empty(lengths)
         return cls._from_padded(ranks, lengths)
+
+    @classmethod
+    def from_groups(cls, scores, qid=None, *, group=None, k=None):
+        """Rankings from flat learning-to-rank arrays: each query's rows by descending score.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_rows,)
+            Model score of each row (finite real numbers; NaN is an error).
+        qid, group : optional
+            The query of each row, or LightGBM's group sizes, as in
+            :meth:`BinaryLabels.from_groups` (one of them).
+        k : int, optional
+            Keep only the top ``k`` rows of each query.
+
+        Returns
+        -------
+        Rankings
+            Item ids are positions among the query's rows (0, 1, ... in input order), as in
+            :meth:`BinaryLabels.from_groups`. Equal scores keep the earlier row first.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> Rankings.from_groups([0.2, 0.9, 0.2, 0.5, 0.7], qid=[7, 7, 7, 3, 3]).to_list()
+        [[1, 0], [1, 0, 2]]
+        """
+        from rankereval._groups import rankings_from_groups
+
+        return rankings_from_groups(scores, qid, group=group, k=k)
 
     @classmethod
     def from_scores(cls, raw_scores, valid_items=None, invalid_items=None, k=None):
