@@ -17,7 +17,10 @@ Side by side in one run, the cases taking turns call by call (median of ``--repe
 * ``Rankings.from_groups`` with a sorted ``qid`` (XGBoost's layout), with ``group=`` sizes
   (LightGBM's), and with the rows shuffled (a ``qid`` in no order: one stable sort of the
   ids), each for ``k=None`` (whole rankings) and ``k=10``;
-* ``BinaryLabels.from_groups`` and ``NumericLabels.from_groups`` (sorted ``qid``).
+* ``BinaryLabels.from_groups`` and ``NumericLabels.from_groups`` (sorted ``qid``);
+* ``rankereval.ndcg_score(k=10, qid=...)`` on the scores rounded to one decimal (many
+  ties), with ``ignore_ties=True`` (top-10 selection) and by default (ties averaged as
+  scikit-learn does: whole rankings and one more pass): the cost of the averaging.
 
 Numbers go to ``--json`` (default ``benchmarks/results/groups.json``) with the load average,
 since this is a shared machine: compare the ratios of one run, not times across runs.
@@ -39,7 +42,7 @@ elif sys.path and os.path.abspath(sys.path[0] or ".") == os.path.abspath(ROOT):
 import numpy as np  # noqa: E402
 
 import rankereval  # noqa: E402
-from rankereval import BinaryLabels, NumericLabels, Rankings  # noqa: E402
+from rankereval import BinaryLabels, NumericLabels, Rankings, ndcg_score  # noqa: E402
 
 
 def workload(n_rows, n_queries, seed=0):
@@ -61,6 +64,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     sizes, qid, scores, grades, qid_shuffled, scores_shuffled = workload(args.rows, args.queries)
+    scores_1dp = np.round(scores, 1)  # scores with ties, for the cost of averaging over them
     cases = {
         "np.argsort(scores)": lambda: np.argsort(scores),
         "np.lexsort((-scores, qid))": lambda: np.lexsort((-scores, qid)),
@@ -72,6 +76,8 @@ def main(argv=None):
         "from_groups qid shuffled, k=10": lambda: Rankings.from_groups(scores_shuffled, qid_shuffled, k=10),
         "BinaryLabels.from_groups": lambda: BinaryLabels.from_groups(grades, qid, relevance_level=2),
         "NumericLabels.from_groups": lambda: NumericLabels.from_groups(grades, qid),
+        "ndcg_score k=10, ignore_ties": lambda: ndcg_score(grades, scores_1dp, k=10, qid=qid, ignore_ties=True),
+        "ndcg_score k=10, ties averaged": lambda: ndcg_score(grades, scores_1dp, k=10, qid=qid),
     }
     times = {name: [] for name in cases}
     for name, f in cases.items():  # warm-up: first-touch page faults and imports
