@@ -207,6 +207,7 @@ def _binary(metric, y_true, y_score, k, qid, group, relevance_level, sample_weig
 
 
 _BINARY_DOC = """
+
     Parameters
     ----------
     y_true : array-like of shape (n_queries, n_documents) or (n_rows,)
