@@ -54,11 +54,14 @@ from rankereval.metrics import (
 )
 
 from rankereval._version import __version__
+from rankereval._functional import (  # noqa: E402  (scikit-learn-shaped functions)
+    dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k)
 # the function shadows the module as an attribute of the package (as with evaluate);
 # `import rankereval.compare` and `from rankereval.compare import ...` still reach the module
 from rankereval.compare import Comparison, compare  # noqa: E402
 
-for _obj in (evaluate, Evaluation, UndefinedMetricWarning, Comparison):
+for _obj in (evaluate, Evaluation, UndefinedMetricWarning, Comparison, dcg_score, map_score, mrr_score,
+             ndcg_score, precision_at_k, recall_at_k):
     _obj.__module__ = __name__  # documented and pickled under the public name
 del _obj
 
@@ -104,5 +107,11 @@ __all__ = [
     "GiniIndex",
     "popularity_from",
     "long_tail_items",
+    "ndcg_score",
+    "dcg_score",
+    "map_score",
+    "precision_at_k",
+    "recall_at_k",
+    "mrr_score",
     "__version__",
 ]

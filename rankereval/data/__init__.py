@@ -10,7 +10,8 @@ Item ids are non-negative integers. They are stored as ``int32`` while every id 
 ``int64`` once an id reaches ``2**31``.
 
 The package is split by purpose: ``_checks`` (input checks and their errors),
-``_conversion`` (input to stored arrays), ``_labels`` and ``_rankings`` (the classes). Its
+``_conversion`` (input to stored arrays), ``_labels`` and ``_rankings`` (the classes),
+``_groups`` (flat learning-to-rank arrays grouped by query, for ``from_groups``). Its
 public names live here: the classes' ``__module__`` is ``rankereval.data``, so that pickles
 name ``rankereval.data.BinaryLabels`` (and ``rankereval.data._restore_labels``) as 0.3.0 wrote
 them.

@@ -9,6 +9,7 @@ from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX
 from rankereval.data._checks import (_batch_parts, _check_label_values, _check_sparse_structure, _issparse,
                                      _raise_duplicates, _reject_masked)
+from rankereval.data._groups import _Groups, _flat
 from rankereval.data._conversion import (_canonical_sparse, _dense_label_rows, _frozen_view, _host_array,
                                          _id_dtype, _ragged_ids, _readonly, _row_selection)
 
@@ -527,6 +528,49 @@ class BinaryLabels(Labels):
         """
         return cls._from_matrix(labels, binary=True)
 
+    @classmethod
+    def from_groups(cls, y, qid=None, *, group=None, relevance_level=1):
+        """Labels from flat learning-to-rank arrays: one entry per (query, document) row.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_rows,)
+            Relevance grade of each row; a row is relevant when its grade is at least
+            ``relevance_level``.
+        qid : array-like of shape (n_rows,), optional
+            The query of each row: any 1-D array of comparable ids (integers, strings, ...),
+            contiguous or not. The result has one row per distinct id, in ascending id order
+            (``np.unique(qid)``). Sorted ids cost one linear pass; unsorted ids one stable
+            sort of ``qid``.
+        group : array-like of int, optional
+            Instead of ``qid``: the number of consecutive rows of each query, as LightGBM's
+            ``group`` (sizes >= 1 summing to the number of rows); one result row per group,
+            in that order.
+        relevance_level : number, default=1
+            Grade from which a row counts as relevant.
+
+        Returns
+        -------
+        BinaryLabels
+            The item id of a row is its position among its query's rows (0, 1, ... in input
+            order), as in :meth:`Rankings.from_groups` with the same ``qid``/``group``.
+
+        Raises
+        ------
+        ValueError
+            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, or a grade or
+            query id is NaN. TypeError for mixed query id types or no/both of ``qid``,
+            ``group``.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels
+        >>> BinaryLabels.from_groups([0, 2, 1, 0, 1], qid=[7, 7, 7, 3, 3]).indices_to_list()
+        [[1], [1, 2]]
+        """
+        y = _flat(y, "y")
+        return cls.from_matrix(_Groups(y.size, qid, group).binary_matrix(y, relevance_level))
+
 
 class NumericLabels(Labels):
     """Graded relevance labels (e.g. 0-3), for DCG and NDCG.
@@ -559,3 +603,18 @@ class NumericLabels(Labels):
             If the input is of an unsupported type.
         """
         return cls._from_matrix(labels, binary=False)
+
+    @classmethod
+    def from_groups(cls, y, qid=None, *, group=None):
+        """Graded labels from flat learning-to-rank arrays, as
+        :meth:`BinaryLabels.from_groups` (grades must be non-negative and finite).
+
+        Examples
+        --------
+        >>> from rankereval import NumericLabels
+        >>> NumericLabels.from_groups([0, 2, 1, 0, 3], group=[3, 2]).labels_to_list()
+        [[2.0, 1.0], [3.0]]
+        """
+        y = _flat(y, "y")
+        groups = _Groups(y.size, qid, group)
+        return cls.from_matrix(groups.graded_matrix(groups.grades(y)))

@@ -11,6 +11,7 @@ from rankereval._validation import check_k
 from rankereval.exceptions import InvalidValuesWarning
 from rankereval.data._checks import (_batch_parts, _check_scores, _is_canonical_pattern, _issparse,
                                      _reject_masked, _warn_empty)
+from rankereval.data._groups import _Groups, _flat
 from rankereval.data._conversion import (_canonical_sparse, _dense_rankings, _EMPTY_I64, _frozen_view,
                                          _host_array, _id_dtype, _kernel_scores, _ragged_ids,
                                          _ragged_rankings, _readonly, _row_selection, _SCORE_CODES,
@@ -232,6 +233,35 @@ class Rankings:
         ranks, lengths = _apply_filters(ranks, lengths, valid_items, invalid_items)
         _warn_empty(lengths)
         return cls._from_padded(ranks, lengths)
+
+    @classmethod
+    def from_groups(cls, scores, qid=None, *, group=None, k=None):
+        """Rankings from flat learning-to-rank arrays: each query's rows by descending score.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_rows,)
+            Model score of each row (finite real numbers; NaN is an error).
+        qid, group : optional
+            The query of each row, or LightGBM's group sizes, as in
+            :meth:`BinaryLabels.from_groups` (one of them).
+        k : int, optional
+            Keep only the top ``k`` rows of each query.
+
+        Returns
+        -------
+        Rankings
+            Item ids are positions among the query's rows (0, 1, ... in input order), as in
+            :meth:`BinaryLabels.from_groups`. Equal scores keep the earlier row first.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> Rankings.from_groups([0.2, 0.9, 0.2, 0.5, 0.7], qid=[7, 7, 7, 3, 3]).to_list()
+        [[1, 0], [1, 0, 2]]
+        """
+        s = _flat(scores, "scores")
+        return cls.from_scores(_Groups(s.size, qid, group).score_matrix(s), k=k)
 
     @classmethod
     def from_scores(cls, raw_scores, valid_items=None, invalid_items=None, k=None):

@@ -1,4 +1,5 @@
-"""Read relevance judgements and runs from TREC files or pandas DataFrames.
+"""Read relevance judgements and runs from TREC files, pandas DataFrames, ranx-style dicts of
+dicts or ir_datasets / ir_measures records.
 
 The readers turn string (or any hashable) query and document ids into the integer rows and
 item ids that :class:`~rankereval.BinaryLabels`, :class:`~rankereval.NumericLabels` and
@@ -56,16 +57,18 @@ than 32 MB shows a tqdm progress bar when stderr is a terminal (``progress=`` ov
 
 The module is a package split by job: ``_source`` (bytes, gzip, progress, optional
 dependencies), ``_parse`` (columns from bytes), ``_assemble`` (one id space, rows, ranking
-order), ``_trec`` (the public readers and TREC's conventions) and ``_result`` (what they
-return).
+order), ``_trec`` (the public readers and TREC's conventions), ``_records`` (dicts and
+records, through the DataFrame path) and ``_result`` (what they return).
 """
+from rankereval.io._records import from_dicts, from_records
 from rankereval.io._result import ReadReport, TrecData, TrecFormatError
 from rankereval.io._source import _pandas  # noqa: F401  (used by the result objects)
 from rankereval.io._trec import (  # noqa: F401  (the option choices, for the command line)
     EXTRA, MISSING, ORDER_BY, TIE_BREAKS, from_dataframes, read_trec, sample_paths)
 
-__all__ = ["TrecData", "ReadReport", "TrecFormatError", "read_trec", "from_dataframes", "sample_paths"]
+__all__ = ["TrecData", "ReadReport", "TrecFormatError", "read_trec", "from_dataframes", "from_dicts", "from_records",
+           "sample_paths"]
 
-for _obj in (TrecData, ReadReport, TrecFormatError, read_trec, from_dataframes, sample_paths):
+for _obj in (TrecData, ReadReport, TrecFormatError, read_trec, from_dataframes, from_dicts, from_records, sample_paths):
     _obj.__module__ = __name__  # documented and pickled under the public module
 del _obj

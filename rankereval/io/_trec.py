@@ -214,16 +214,31 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
         if absent:
             raise ValueError(f"{what} DataFrame has no column {absent[0]!r} (columns: {list(df.columns)})")
 
-    def where_for(df, what):
+    def locate(df):
+        return lambda row: f"row {row} (index {_r(df.index[row])})"
+
+    return _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
+                        tie_break, missing, extra, depth, ("labels DataFrame", "run DataFrame"),
+                        (locate(labels), locate(run)), "item")
+
+
+def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
+                 tie_break, missing, extra, depth, sources, locators, doc_word):
+    """TrecData of two checked long-format DataFrames (of the user's, or built from dicts or
+    records): ``sources`` name the two inputs and ``locators`` describe a row of each in
+    error messages."""
+    pd = _pandas()
+
+    def where_for(source, locate):
         def where(row, reason):
-            return ValueError(f"{what} DataFrame, row {row} (index {_r(df.index[row])}): {reason}")
+            return ValueError(f"{source}, {locate(row)}: {reason}")
 
         def short(row):
-            return f"in row {row} (index {_r(df.index[row])})"
+            return f"in {locate(row)}"
         return where, short
 
-    lwhere, lshort = where_for(labels, "labels")
-    rwhere, rshort = where_for(run, "run")
+    lwhere, lshort = where_for(sources[0], locators[0])
+    rwhere, rshort = where_for(sources[1], locators[1])
     for df, where, col in ((labels, lwhere, query_col), (labels, lwhere, item_col),
                            (run, rwhere, query_col), (run, rwhere, item_col)):
         isna = df[col].isna().to_numpy()
@@ -250,10 +265,10 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     dl, dr, doc_ids = codes_of(labels[item_col], run[item_col])
     query_ids = query_ids.rename(query_col)
     doc_ids = doc_ids.rename(item_col)
-    lab = _Side(ql, dl, grades, None, len(labels), "labels DataFrame", lwhere, lshort)
-    runs = _Side(qr, dr, values, ranks, len(run), "run DataFrame", rwhere, rshort)
+    lab = _Side(ql, dl, grades, None, len(labels), sources[0], lwhere, lshort)
+    runs = _Side(qr, dr, values, ranks, len(run), sources[1], rwhere, rshort)
     return _assemble(lab, runs, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-                     "item", depth)
+                     doc_word, depth)
 
 
 _KINDS = {"integer": "numbers", "floating": "numbers", "mixed-integer-float": "numbers", "decimal": "numbers",
