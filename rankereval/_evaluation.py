@@ -18,7 +18,10 @@ __all__ = ["evaluate", "Evaluation"]
 
 
 def _metric_columns(metrics):
-    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}."""
+    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
+
+    In a list, a name is its column's name as the user spelt it (``"map@50"`` stays
+    ``"map@50"``, not ``"ap@50"``); a :class:`Metric` object's column is its ``.name``."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     if isinstance(metrics, dict):
@@ -36,6 +39,7 @@ def _metric_columns(metrics):
     columns = []
     for col, m in items:
         if isinstance(m, str):
+            col = m if col is None else col  # a list names a column by the string given
             m = from_name(m)
         if isinstance(m, SystemMetric):
             raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
@@ -252,8 +256,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     ------  ------  --------
     ndcg@3  0.7174         3
     p@2     0.6667         3
-    ap      0.6389         3
-    rr@10   0.8333         3
+    map     0.6389         3
+    mrr@10  0.8333         3
     >>> ev.mean("p@2")
     0.6666666666666666
     >>> ev.scores.shape
