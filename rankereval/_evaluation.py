@@ -10,6 +10,7 @@ from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
+from rankereval.metrics._adjusted import Adjusted, threshold_labels
 from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _floored_log, _score_many, labels_for
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
@@ -56,17 +57,6 @@ def _metric_columns(metrics):
     return columns
 
 
-def _threshold(labels, level):
-    """Binary labels: the items of ``labels`` whose value is ``>= level`` (as trec_eval -l)."""
-    keep = labels.values >= level
-    rows = np.repeat(np.arange(labels.n_rows), np.diff(labels.indptr))
-    counts = np.bincount(rows[keep], minlength=labels.n_rows)
-    indptr = np.zeros_like(labels.indptr)
-    np.cumsum(counts, out=indptr[1:])
-    binary = BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
-    return binary if labels.judged is None else binary.with_judged(labels.judged)
-
-
 def _check_relevance_level(relevance_level):
     if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
             or not np.isfinite(relevance_level) or relevance_level <= 0):
@@ -84,12 +74,16 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
     """
     if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
         _check_relevance_level(relevance_level)
-        binary = _threshold(numeric, relevance_level)
+        binary = threshold_labels(numeric, relevance_level)
     groups = {}
     rankings_only = []
+    adjusted = []  # a relevance level or judged-only rankings of their own: a call each
     for j, (_, m) in enumerate(columns):
         if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
             rankings_only.append(j)
+            continue
+        if isinstance(m, Adjusted):
+            adjusted.append(j)
             continue
         labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
@@ -104,6 +98,9 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
         scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
     for j in rankings_only:
         scores[:, j] = columns[j][1].score(None, y_pred)
+    for j in adjusted:
+        scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
+                                                 relevance_level)
     return scores
 
 

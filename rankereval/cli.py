@@ -52,25 +52,26 @@ class UsageError(Exception):
 
 def _split_names(texts):
     """Metric names from ``-m`` values: each value may hold several names separated by spaces
-    or commas (``-m "map ndcg@10"``, ``-m map,P.5,10``); commas inside brackets
-    (``ndcg@10[power,log2]``) and in trec_eval's parameter lists (``P.5,10,20``) stay."""
+    or commas (``-m "map ndcg@10"``, ``-m map,P.5,10``); commas and spaces inside brackets
+    (``ndcg@10[power,log2]``) or parentheses (ir_measures' ``P(rel=2, judged_only=True)@5``)
+    and commas in trec_eval's parameter lists (``P.5,10,20``) stay."""
     from rankereval.metrics._trec_names import is_trec_name
 
     names = []
-    for token in " ".join(texts).split():
-        depth, start = 0, 0
-        for i, ch in enumerate(token + ","):
-            depth += (ch == "[") - (ch == "]")
-            if ch != "," or depth:
-                continue
-            piece = token[start:i]
-            start = i + 1
-            if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
-                    and "@" not in names[-1] and is_trec_name(names[-1]):
-                names[-1] += "," + piece  # P.5,10: a parameter of the name before
-                continue
-            if piece:
-                names.append(piece)
+    text = " ".join(texts) + ","
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "[(") - (ch in "])")
+        if depth or not (ch == "," or ch.isspace()):
+            continue
+        piece = text[start:i]
+        start = i + 1
+        if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
+                and "@" not in names[-1] and is_trec_name(names[-1]):
+            names[-1] += "," + piece  # P.5,10: a parameter of the name before
+            continue
+        if piece:
+            names.append(piece)
     return names
 
 
@@ -467,6 +468,14 @@ def _metrics_listing():
                 example = cls(**dict(cls._param_space(cutoffs=(10,))[-1])).name
             lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {example})")
     lines += [""] + listing()
+    from rankereval.metrics._ir_names import table_rows
+
+    lines += ["", "ir_measures measure names (case-sensitive; Name(param=value)@k; options in rankereval's "
+              "grammar: [rel=x], [judged_only]):", ""]
+    lines += [f"  {names:<22} = {target}" + (f" (parameters: {params})" if params != "-" else "")
+              for names, params, target, _ in table_rows() if not target.startswith("not supported")]
+    lines.append("  not supported: " + ", ".join(
+        names.split(" ")[0] for names, _, target, _ in table_rows() if target.startswith("not supported")))
     return "\n".join(lines) + "\n"
 
 
