@@ -454,7 +454,8 @@ class Evaluation:
                 fh.write(text + "\n")
         return text
 
-    def __repr__(self):
+    def _rows(self):
+        """Header and text rows of the summary table (``repr`` and ``_repr_html_``)."""
         header = ["metric", "mean"]
         if self.conf_intervals is not None:
             header.append(f"{self.confidence * 100:g}% CI")
@@ -472,5 +473,16 @@ class Evaluation:
                 row.append(str(self.n_undefined[name]))
             rows.append(row)
         note = "" if self.nan_handling == "propagate" else f" (nan_handling={self.nan_handling!r})"
-        return f"Evaluation of {self.n_rankings} rankings{note}\n" + _render.table(header, rows).rstrip("\n")
+        return f"Evaluation of {self.n_rankings} rankings{note}", header, rows
+
+    def __repr__(self):
+        title, header, rows = self._rows()
+        return f"{title}\n" + _render.table(header, rows).rstrip("\n")
+
+    def _repr_html_(self):
+        """The summary table as plain HTML (Jupyter shows it; no JavaScript)."""
+        import html
+
+        title, header, rows = self._rows()
+        return _render.html_table(header, [[html.escape(c) for c in row] for row in rows], caption=title)
 
