@@ -200,9 +200,10 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         Rankings to evaluate (None with a ``TrecData``).
     metrics : list or dict
         :class:`~rankereval.Metric` objects and/or names (``"ndcg@10"``, ``"p@5"``,
-        ``"map"``, ``"mrr@10"``; see :func:`rankereval.metrics.from_name`), or a dict
-        {column name: metric or name}. Columns are named by :attr:`Metric.name
-        <rankereval.Metric.name>` unless a dict names them.
+        ``"map"``, ``"mrr@10"``, ir_measures' ``"nDCG@10"``, ``"P(rel=2)@5"``; see
+        :func:`rankereval.metrics.from_name`), or a dict {column name: metric or name}. A
+        name in a list names its column as written (``"map@50"`` stays ``"map@50"``), a
+        metric object by its :attr:`Metric.name <rankereval.Metric.name>`.
     relevance_level : float, default=1
         With graded labels (``NumericLabels`` or a ``TrecData``), binary metrics count an
         item as relevant when its grade is at least this (as ``trec_eval -l``); graded

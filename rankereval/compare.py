@@ -503,8 +503,9 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     runs : dict
         ``{name: Rankings}``, or ``{name: run file path or TrecData}``; at least two runs.
     metrics : Metric, str, list or dict
-        Metric objects, metric names (resolved by ``rankereval.metrics.from_name``) or a
-        ``{name: Metric}`` dict whose keys name the columns.
+        Metric objects, metric names (resolved by ``rankereval.metrics.from_name``; each
+        names its column as written, an object by its ``.name``, as in
+        :func:`rankereval.evaluate`) or a ``{name: Metric}`` dict whose keys name the columns.
     baseline : str or None, default=None
         A run name: every other run is compared with it. None: all pairs of runs (each pair
         once: the later run in ``runs`` against the earlier one).

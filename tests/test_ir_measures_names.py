@@ -197,6 +197,15 @@ def test_names_ir_measures_refuses_but_rankereval_knows_fall_back():
         from_name("RBP(p=0.9)")
 
 
+def test_defaults_apply_where_the_name_leaves_a_parameter_open():
+    # the command line's --truncated / --gain / --log-base, as for rankereval's names
+    assert from_name("P@5", defaults={"truncated": True}) == Precision(5, truncated=True)
+    assert from_name("nDCG@10", defaults={"relevance_scaling": "power"}) == NDCG(10, relevance_scaling="power")
+    assert from_name("nDCG(dcg='log2')@10", defaults={"relevance_scaling": "power"}) == NDCG(10)
+    assert from_name("P(rel=2)@5", defaults={"truncated": True}) == Adjusted(Precision(5, truncated=True), rel=2)
+    assert from_name("RR@10", defaults={"truncated": True, "n_items": 3}) == from_name("rr@10")
+
+
 def test_lower_case_names_keep_rankereval_definitions():
     # ir_measures' names are case-sensitive; rankereval's grammar is not, and keeps its own
     assert from_name("ap@100") == AP(100)
@@ -292,3 +301,16 @@ def test_cli_lists_ir_measures_names(capsys):
             assert names.split(" ")[0] in out.splitlines()[-1]
         else:
             assert f"  {names:<22} = {target}" in out
+
+
+def test_cli_compare_reads_ir_measures_names(capsys, tmp_path):
+    case = CASES[0]
+    runs = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.run"
+        path.write_text(open(case + ".run").read())
+        runs.append(str(path))
+    code = main(["compare", case + ".qrels", *runs, "-m", "P(rel=2, judged_only=True)@3", "AP@2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "P(rel=2, judged_only=True)@3" in out and "AP@2" in out

@@ -103,8 +103,10 @@ def _ir_params(name, text):
                          f"literals, e.g. P(rel=2)@5, got ({text})") from None
 
 
-def _ir_measure(name, text):
-    """The metric of an ir_measures name, or None when ``text`` is not spelt as one."""
+def _ir_measure(name, text, defaults=None):
+    """The metric of an ir_measures name, or None when ``text`` is not spelt as one.
+    ``defaults`` as in :func:`from_name`, for the parameters the name leaves open (the
+    command line's --truncated, --gain, --log-base; not a gain that ``dcg=`` sets)."""
     from rankereval.metrics._ir_names import TABLE
 
     match = _IR_NAME.match(text) if "[" not in text else None  # [options]: rankereval's grammar
@@ -169,6 +171,11 @@ def _ir_measure(name, text):
         metric = entry.build(cut, params)
     except ValueError as exc:
         raise ValueError(f"ir_measures measure {name!r}: {exc}") from None
+    now = metric._params()
+    fixed = {"k", metric.info.at, *metric.info.inputs} | ({"relevance_scaling"} if "dcg" in params else set())
+    changed = {k: v for k, v in (defaults or {}).items() if k in now and k not in fixed and now[k] != v}
+    if changed:
+        metric = type(metric)(**{**now, **changed})
     return Adjusted(metric, rel=rel, judged_only=judged_only) if rel is not None or judged_only else metric
 
 
@@ -218,7 +225,7 @@ def from_name(name, defaults=None):
     if not isinstance(name, str):
         raise TypeError(f"a metric name must be a str, got {type(name).__name__}")
     text = name.strip()
-    ir = _ir_measure(name, text)
+    ir = _ir_measure(name, text, defaults)
     if ir is not None:
         return ir
     options = ""
