@@ -137,10 +137,18 @@ def test_equal_to_ir_measures_on_random_inputs(tmp_path):
 def test_every_ir_measures_measure_is_read_or_refused_with_a_reason():
     from ir_measures.measures import registry
 
-    assert set(registry) <= set(TABLE), sorted(set(registry) - set(TABLE))
+    # the table is of ir_measures 0.4.3 (the installed one here); a measure a later release
+    # adds is still refused (by rankereval's grammar, as an unknown name)
+    for name in set(registry) - set(TABLE):
+        with pytest.raises(ValueError):
+            from_name(name)
     for name, (entry, fixed) in TABLE.items():
+        if name not in registry:
+            continue
         measure = registry[name]
-        assert set(entry.params) == set(measure.SUPPORTED_PARAMS) - {"cutoff", "recall"}, name
+        if ir_measures.__version__ == "0.4.3":
+            assert set(entry.params) == set(measure.SUPPORTED_PARAMS) - {"cutoff", "recall"}, name
+        assert set(entry.supported) <= set(measure.SUPPORTED_PARAMS), name
         assert (entry.cutoff in ("required", "optional")) == ("cutoff" in measure.SUPPORTED_PARAMS), name
         if entry.build is None:
             spelt = name if entry.cutoff != "required" else f"{name}@5"
