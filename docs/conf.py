@@ -335,9 +335,17 @@ def _write_metric_table(app):
     autosummary = (".. currentmodule:: rankereval\n\n"
                    ".. autosummary::\n   :toctree: api/generated\n   :nosignatures:\n\n"
                    + "".join(f"   {cls.__name__}\n" for cls in _registered(everything=True)))
+    from rankereval.metrics._ir_names import table_rows
+
+    ir_rows = "".join(f"   * - ``{names}``\n     - {params}\n     - {target}\n     - {note}\n"
+                      for names, params, target, note in table_rows())
+    ir_table = (".. list-table:: ir_measures names (generated from rankereval/metrics/_ir_names.py)\n"
+                "   :header-rows: 1\n   :widths: 22 14 34 30\n\n"
+                "   * - ir_measures\n     - parameters read\n     - rankereval\n     - note\n" + ir_rows)
     # next to the pages that include them (docs/), so that autosummary resolves the stubs'
     # directory the same way when it generates them and when api.rst includes the list
-    for name, content in (("_metric_table.rst", text), ("_metric_autosummary.rst", autosummary)):
+    for name, content in (("_metric_table.rst", text), ("_metric_autosummary.rst", autosummary),
+                          ("_metric_ir_measures.rst", ir_table)):
         path = os.path.join(app.srcdir, name)
         if not os.path.exists(path) or open(path).read() != content:
             with open(path, "w") as fh:

@@ -16,25 +16,26 @@ class UsageError(Exception):
 
 def _split_names(texts):
     """Metric names from ``-m`` values: each value may hold several names separated by spaces
-    or commas (``-m "map ndcg@10"``, ``-m map,P.5,10``); commas inside brackets
-    (``ndcg@10[power,log2]``) and in trec_eval's parameter lists (``P.5,10,20``) stay."""
+    or commas (``-m "map ndcg@10"``, ``-m map,P.5,10``); commas and spaces inside brackets
+    (``ndcg@10[power,log2]``) or parentheses (ir_measures' ``P(rel=2, judged_only=True)@5``)
+    and commas in trec_eval's parameter lists (``P.5,10,20``) stay."""
     from rankereval.metrics._trec_names import is_trec_name
 
     names = []
-    for token in " ".join(texts).split():
-        depth, start = 0, 0
-        for i, ch in enumerate(token + ","):
-            depth += (ch == "[") - (ch == "]")
-            if ch != "," or depth:
-                continue
-            piece = token[start:i]
-            start = i + 1
-            if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
-                    and "@" not in names[-1] and is_trec_name(names[-1]):
-                names[-1] += "," + piece  # P.5,10: a parameter of the name before
-                continue
-            if piece:
-                names.append(piece)
+    text = " ".join(texts) + ","
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "[(") - (ch in "])")
+        if depth or not (ch == "," or ch.isspace()):
+            continue
+        piece = text[start:i]
+        start = i + 1
+        if (piece[:1].isdigit() or piece[:1] == ".") and names and "." in names[-1] \
+                and "@" not in names[-1] and is_trec_name(names[-1]):
+            names[-1] += "," + piece  # P.5,10: a parameter of the name before
+            continue
+        if piece:
+            names.append(piece)
     return names
 
 

@@ -11,6 +11,7 @@ from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
+from rankereval.metrics._adjusted import Adjusted, threshold_labels
 from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _floored_log, _score_many, labels_for
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
@@ -19,7 +20,10 @@ __all__ = ["evaluate", "Evaluation"]
 
 
 def _metric_columns(metrics):
-    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}."""
+    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
+
+    In a list, a name is its column's name as the user spelt it (``"map@50"`` stays
+    ``"map@50"``, not ``"ap@50"``); a :class:`Metric` object's column is its ``.name``."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     if isinstance(metrics, dict):
@@ -37,6 +41,7 @@ def _metric_columns(metrics):
     columns = []
     for col, m in items:
         if isinstance(m, str):
+            col = m if col is None else col  # a list names a column by the string given
             m = from_name(m)
         if isinstance(m, SystemMetric):
             raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
@@ -51,17 +56,6 @@ def _metric_columns(metrics):
                              f"{m!r}); give them distinct names with a dict {{name: metric}}")
         seen[col] = m
     return columns
-
-
-def _threshold(labels, level):
-    """Binary labels: the items of ``labels`` whose value is ``>= level`` (as trec_eval -l)."""
-    keep = labels.values >= level
-    rows = np.repeat(np.arange(labels.n_rows), np.diff(labels.indptr))
-    counts = np.bincount(rows[keep], minlength=labels.n_rows)
-    indptr = np.zeros_like(labels.indptr)
-    np.cumsum(counts, out=indptr[1:])
-    binary = BinaryLabels._from_canonical(indptr, labels.indices[keep], None, labels.n_items)
-    return binary if labels.judged is None else binary.with_judged(labels.judged)
 
 
 def _check_relevance_level(relevance_level):
@@ -81,12 +75,16 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
     """
     if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
         _check_relevance_level(relevance_level)
-        binary = _threshold(numeric, relevance_level)
+        binary = threshold_labels(numeric, relevance_level)
     groups = {}
     rankings_only = []
+    adjusted = []  # a relevance level or judged-only rankings of their own: a call each
     for j, (_, m) in enumerate(columns):
         if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
             rankings_only.append(j)
+            continue
+        if isinstance(m, Adjusted):
+            adjusted.append(j)
             continue
         labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
@@ -101,6 +99,9 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
         scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
     for j in rankings_only:
         scores[:, j] = columns[j][1].score(None, y_pred)
+    for j in adjusted:
+        scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
+                                                 relevance_level)
     return scores
 
 
@@ -200,9 +201,10 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         Rankings to evaluate (None with a ``TrecData``).
     metrics : list or dict
         :class:`~rankereval.Metric` objects and/or names (``"ndcg@10"``, ``"p@5"``,
-        ``"map"``, ``"mrr@10"``; see :func:`rankereval.metrics.from_name`), or a dict
-        {column name: metric or name}. Columns are named by :attr:`Metric.name
-        <rankereval.Metric.name>` unless a dict names them.
+        ``"map"``, ``"mrr@10"``, ir_measures' ``"nDCG@10"``, ``"P(rel=2)@5"``; see
+        :func:`rankereval.metrics.from_name`), or a dict {column name: metric or name}. A
+        name in a list names its column as written (``"map@50"`` stays ``"map@50"``), a
+        metric object by its :attr:`Metric.name <rankereval.Metric.name>`.
     relevance_level : float, default=1
         With graded labels (``NumericLabels`` or a ``TrecData``), binary metrics count an
         item as relevant when its grade is at least this (as ``trec_eval -l``); graded
@@ -253,8 +255,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     ------  ------  --------
     ndcg@3  0.7174         3
     p@2     0.6667         3
-    ap      0.6389         3
-    rr@10   0.8333         3
+    map     0.6389         3
+    mrr@10  0.8333         3
     >>> ev.mean("p@2")
     0.6666666666666666
     >>> ev.scores.shape
@@ -454,7 +456,8 @@ class Evaluation:
                 fh.write(text + "\n")
         return text
 
-    def __repr__(self):
+    def _rows(self):
+        """Header and text rows of the summary table (``repr`` and ``_repr_html_``)."""
         header = ["metric", "mean"]
         if self.conf_intervals is not None:
             header.append(f"{self.confidence * 100:g}% CI")
@@ -472,5 +475,16 @@ class Evaluation:
                 row.append(str(self.n_undefined[name]))
             rows.append(row)
         note = "" if self.nan_handling == "propagate" else f" (nan_handling={self.nan_handling!r})"
-        return f"Evaluation of {self.n_rankings} rankings{note}\n" + _render.table(header, rows).rstrip("\n")
+        return f"Evaluation of {self.n_rankings} rankings{note}", header, rows
+
+    def __repr__(self):
+        title, header, rows = self._rows()
+        return f"{title}\n" + _render.table(header, rows).rstrip("\n")
+
+    def _repr_html_(self):
+        """The summary table as plain HTML (Jupyter shows it; no JavaScript)."""
+        import html
+
+        title, header, rows = self._rows()
+        return _render.html_table(header, [[html.escape(c) for c in row] for row in rows], caption=title)
 

@@ -46,3 +46,27 @@ def table(header, rows, foot=()):
         out.append("  ".join("-" * w for w in widths))
         out += [line(r) for r in foot]
     return "\n".join(out) + "\n"
+
+
+def html_table(header, rows, caption=None, left=1):
+    """A plain HTML table (no script, no style sheet; for ``_repr_html_`` in notebooks).
+
+    ``header`` and ``caption`` are text (escaped here); the cells of ``rows`` are HTML
+    already (escape text with :func:`html.escape` first). The first ``left`` columns are
+    left-aligned, the others right-aligned, as in :func:`table`.
+    """
+    import html
+
+    def cell(tag, content, i):
+        align = "left" if i < left else "right"
+        return f'<{tag} style="text-align: {align}">{content}</{tag}>'
+
+    out = ['<table class="rankereval">']
+    if caption is not None:
+        out.append(f'<caption style="caption-side: top; text-align: left">{html.escape(caption)}</caption>')
+    out.append("<thead><tr>" + "".join(cell("th", html.escape(h), i) for i, h in enumerate(header))
+               + "</tr></thead>")
+    out.append("<tbody>")
+    out += ["<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>" for r in rows]
+    out.append("</tbody></table>")
+    return "\n".join(out)

@@ -340,6 +340,14 @@ def _metrics_listing():
                 example = cls(**dict(cls._param_space(cutoffs=(10,))[-1])).name
             lines.append(f"  {'':<22} options: {', '.join(tokens)} (e.g. {example})")
     lines += [""] + listing()
+    from rankereval.metrics._ir_names import table_rows
+
+    lines += ["", "ir_measures measure names (case-sensitive; Name(param=value)@k; options in rankereval's "
+              "grammar: [rel=x], [judged_only]):", ""]
+    lines += [f"  {names:<22} = {target}" + (f" (parameters: {params})" if params != "-" else "")
+              for names, params, target, _ in table_rows() if not target.startswith("not supported")]
+    lines.append("  not supported: " + ", ".join(
+        names.split(" ")[0] for names, _, target, _ in table_rows() if target.startswith("not supported")))
     return "\n".join(lines) + "\n"
 
 

@@ -503,8 +503,9 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     runs : dict
         ``{name: Rankings}``, or ``{name: run file path or TrecData}``; at least two runs.
     metrics : Metric, str, list or dict
-        Metric objects, metric names (resolved by ``rankereval.metrics.from_name``) or a
-        ``{name: Metric}`` dict whose keys name the columns.
+        Metric objects, metric names (resolved by ``rankereval.metrics.from_name``; each
+        names its column as written, an object by its ``.name``, as in
+        :func:`rankereval.evaluate`) or a ``{name: Metric}`` dict whose keys name the columns.
     baseline : str or None, default=None
         A run name: every other run is compared with it. None: all pairs of runs (each pair
         once: the later run in ``runs`` against the earlier one).
@@ -983,6 +984,33 @@ class Comparison:
         lines.append(f"^x: significantly better than run x; {n_sig} of "
                      f"{len(self.results['metric'])} comparisons significant")
         return "\n".join(lines)
+
+    def _repr_html_(self):
+        """Two plain HTML tables (Jupyter shows them; no JavaScript): the runs' means with
+        the best in bold and superscript keys of the runs each is significantly better than
+        (as :meth:`to_markdown`), then every comparison with its difference, the confidence
+        interval of the difference and the p-values."""
+        import html
+
+        from rankereval import _render
+
+        cells = self._cells(4, bold=lambda s: f"<strong>{s}</strong>",
+                            mark=lambda ks: f"<sup>{html.escape(','.join(ks))}</sup>")
+        means = _render.html_table(
+            ["key", "run", *self.metrics],
+            [[html.escape(k), html.escape(r), *row] for k, r, row in zip(self.keys, self.runs, cells)],
+            caption=self.caption(), left=2)
+        level = f"{(1 - self.alpha) * 100:g}% CI of diff"
+        rows = []
+        for row in self.rows():
+            rows.append([html.escape(str(row["metric"])), html.escape(str(row["run"])),
+                         html.escape(str(row["baseline"])), _render.fmt(row["diff"]),
+                         f"[{_render.fmt(row['ci_low'])}, {_render.fmt(row['ci_high'])}]",
+                         _render.fmt(row["p_value"]), _render.fmt(row["p_corrected"]),
+                         "yes" if row["significant"] else "no"])
+        pairs = _render.html_table(["metric", "run", "baseline", "diff", level, "p", "p corrected", "significant"],
+                                   rows, caption=f"{len(rows)} comparisons ({self.correction} correction)", left=3)
+        return f"<div>\n{means}\n{pairs}\n</div>"
 
     # -- plots -----------------------------------------------------------------------------
     def plot(self, kind="forest", *, metric=None, run=None, baseline=None, ax=None):

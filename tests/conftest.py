@@ -34,6 +34,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 import pytest  # noqa: E402
 
 
+def pytest_configure(config):
+    # here rather than in pyproject.toml: the suite also runs as a copy outside the checkout
+    config.addinivalue_line(
+        "markers", "browser: renders HTML in a real headless Chromium (tests/test_html_repr.py); "
+        "skipped only with RANKEREVAL_NO_BROWSER=1, a missing browser fails")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _subprocesses_import_the_tested_package(tmp_path_factory):
     """Child Pythons (``python -c``, ``python -m``) put their working directory first on

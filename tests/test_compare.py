@@ -156,6 +156,17 @@ def test_t_test_through_compare_equals_scipy_on_metric_scores():
         np.testing.assert_allclose(sub.p_corrected, adjust_pvalues(sub.p_value.to_numpy(), "holm"))
 
 
+def test_metric_names_as_given():
+    # issue 33: a list of names keys the comparison by the strings given, as evaluate does
+    y_true = BinaryLabels.from_positive_indices([[0], [1, 2], [2]])
+    runs = {"a": Rankings.from_ranked_indices([[0, 1], [2, 1], [0, 2]]),
+            "b": Rankings.from_ranked_indices([[1, 0], [1, 2], [2, 0]])}
+    cmp = compare(y_true, runs, ["MAP", "mrr@2", Precision(1)], n_resamples=99, random_state=0)
+    assert cmp.metrics == ("MAP", "mrr@2", "p@1")
+    assert list(cmp.to_pandas().metric.unique()) == ["MAP", "mrr@2", "p@1"]
+    np.testing.assert_array_equal(cmp.means[0], [AP().mean(y_true, r) for r in runs.values()])
+
+
 def test_identical_runs_have_p_one():
     y_true = BinaryLabels.from_positive_indices([[0], [1], [2]])
     run = Rankings.from_ranked_indices([[0, 1], [2, 1], [0, 2]])

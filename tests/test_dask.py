@@ -449,3 +449,18 @@ def test_worker_killed_mid_computation_does_not_change_the_result(client):
         os.kill(pids[victim], signal.SIGKILL)
         got = future.result(timeout=120)
     assert_same(got, want, by_query=False)
+
+
+def test_ir_measures_names_and_adjusted_metrics_equal_in_memory(client, frames):
+    # rel= and judged_only (Adjusted) are scored per partition as in memory, keyed as written
+    labels, run = frames
+    names = ["P(rel=2)@3", "AP(judged_only=True)", "nDCG(judged_only=True)@10", "AP@10", "p@3[rel=3]"]
+    dl, dr = partitioned(labels, run, *PARTITIONINGS["scattered"])
+    opts = dict(conf_interval=True, random_state=3, nan_handling="zerofill")
+    got = compute(rd.evaluate(dl, dr, names, n_bootstrap_samples=B, **opts), scores=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        want = rankereval.evaluate(from_dataframes(labels, run), names, resampling="poisson",
+                                   n_bootstrap_samples=B, **opts)
+    assert want.names == names
+    assert_same(got, want)

@@ -82,14 +82,37 @@ def test_metric_names_dicts_and_columns():
     assert ev.metrics == [rk.NDCG(10), rk.Precision(5), rk.AP()]
     np.testing.assert_array_equal(ev["P@5"], ev.scores[:, 1])
     ev = _quiet(evaluate, y_num, r, ["ndcg@10", rk.Precision(5), "mrr@10"])
-    assert ev.names == ["ndcg@10", "p@5", "rr@10"]
+    assert ev.names == ["ndcg@10", "p@5", "mrr@10"]  # a name as given, an object by its .name
     with pytest.raises(KeyError, match="no metric column 'x'"):
         ev.mean("x")
+
+
+def test_names_as_given_everywhere():
+    # issue 33: a list names each column by the string the user passed (ranx keys so)
+    y_num, r, _ = _data()
+    given = ["map@50", "MRR@10", "nDCG@10", "P@5"]
+    ev = evaluate(y_num, r, given, nan_handling="drop", conf_interval=True, n_bootstrap_samples=50,
+                  random_state=0)
+    assert ev.names == given
+    assert list(ev.means) == given and list(ev.conf_intervals) == given
+    assert list(ev.n_used) == given and list(ev.n_undefined) == given
+    canonical = evaluate(y_num, r, ["ap@50", "rr@10", "ndcg@10", "p@5"], nan_handling="drop",
+                         conf_interval=True, n_bootstrap_samples=50, random_state=0)
+    for mine, theirs in zip(given, canonical.names):
+        assert ev.mean(mine) == canonical.mean(theirs)
+        assert ev.conf_intervals[mine] == canonical.conf_intervals[theirs]
+        np.testing.assert_array_equal(ev[mine], canonical[theirs])
+    assert list(ev.to_dict()["metrics"]) == given
+    assert list(ev.to_pandas().columns) == given
+    assert list(ev.summary().index) == given
+    assert repr(ev).splitlines()[3].split()[0] == "map@50"
 
 
 @pytest.mark.parametrize("metrics, exc, match", [
     (["ndgc@10"], ValueError, "unknown metric 'ndgc@10'; valid names"),
     (["p@10", rk.Precision(10)], ValueError, "two metrics have the column name 'p@10'"),
+    (["map@10", "map@10"], ValueError, "two metrics have the column name 'map@10'"),
+    (["MAP", "map"], None, None),  # two spellings, two columns
     ({"a": "p@1", "b": "p@1"}, None, None),
     ([], ValueError, "metrics is empty"),
     ([3], TypeError, "expected a Metric or a metric name"),
@@ -99,7 +122,7 @@ def test_metric_names_dicts_and_columns():
 def test_bad_metrics(metrics, exc, match):
     y_num, r, _ = _data()
     if exc is None:
-        assert _quiet(evaluate, y_num, r, metrics).names == ["a", "b"]
+        assert _quiet(evaluate, y_num, r, metrics).names == list(metrics)
         return
     with pytest.raises(exc, match=match):
         evaluate(y_num, r, metrics)

@@ -25,7 +25,7 @@ def test_registry_and_public_lists_agree():
     # everything=True adds the beyond-accuracy metrics, which need data inputs (test_beyond.py)
     names = {cls.__name__ for cls in _registered(everything=True)}
     assert names == set(rm.__all__) - {"Metric", "MetricInfo", "from_name", "metric_names", "SystemMetric",
-                                       "popularity_from", "long_tail_items"}
+                                       "popularity_from", "long_tail_items", "Adjusted"}
     assert set(REGISTRY) <= set(_registered(everything=True))
     assert names <= set(rankereval.__all__)
     for name in names:
@@ -42,7 +42,8 @@ def test_public_classes_name_the_public_module(cls):
 @pytest.mark.parametrize("metric", ALL, ids=repr)
 def test_name_round_trips_and_pickles(metric):
     assert from_name(metric.name) == metric
-    assert from_name(metric.name.upper()) == metric
+    if metric.name.upper() != f"AP@{getattr(metric, 'k', None)}":  # AP@k: ir_measures' (test_ir_measures_names.py)
+        assert from_name(metric.name.upper()) == metric
     assert pickle.loads(pickle.dumps(metric)) == metric
     assert hash(pickle.loads(pickle.dumps(metric))) == hash(metric)
 

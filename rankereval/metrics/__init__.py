@@ -44,6 +44,7 @@ from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, N
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
                                         SystemMetric)
+from rankereval.metrics._adjusted import Adjusted  # isort: skip
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
 
 __all__ = [
@@ -80,13 +81,14 @@ __all__ = [
     "GiniIndex",
     "popularity_from",
     "long_tail_items",
+    "Adjusted",
     "from_name",
     "metric_names",
 ]
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
-for _obj in (Metric, MetricInfo, RealParam, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
+for _obj in (Metric, MetricInfo, RealParam, Adjusted, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
              long_tail_items, *_registered(everything=True)):
     _obj.__module__ = __name__
 del _obj

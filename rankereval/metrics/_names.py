@@ -11,10 +11,19 @@ A name is ``base[@k][[option,...]]``:
   (``iprec@0.1``: the recall level);
 * ``[...]``: parameters that differ from their defaults, comma-separated: a bool
   parameter by its name (``truncated``), a choice by its token (``power``, ``log2``,
-  ``relevant``), or any parameter as ``name=value`` (``rbp[p=0.9]``).
-"""
-import inspect
+  ``relevant``), or any parameter as ``name=value`` (``rbp[p=0.9]``). Two options apply to
+  every metric that reads labels (an :class:`~rankereval.metrics.Adjusted` metric):
+  ``rel=x``, the metric's own relevance level (binary metrics), and ``judged_only``.
 
+ir_measures' names (``nDCG@10``, ``P(rel=2)@5``, ``AP(judged_only=True)``; case-sensitive,
+:mod:`rankereval.metrics._ir_names`) are read with ir_measures' definitions first: a name
+whose part before ``(`` or ``@`` is spelt as an ir_measures measure is one.
+"""
+import ast
+import inspect
+import re
+
+from rankereval.metrics._adjusted import Adjusted
 from rankereval.metrics._base import _REGISTRY, _normalise_name
 
 
@@ -78,6 +87,98 @@ def _parse_value(cls, param, text, name):
     raise ValueError(f"metric {name!r}: {param} must be one of {', '.join(map(str, choices))}, got {text!r}")
 
 
+_IR_NAME = re.compile(r"^(?P<base>[^\W\d]\w*)\s*(?:\((?P<params>.*)\))?\s*(?:@(?P<at>[^@()]*))?$")
+
+
+def _ir_params(name, text):
+    """``[(key, value)]`` of ir_measures' ``(key=value, ...)``: Python literals, read with
+    :func:`ast.literal_eval` (nothing is executed)."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args or any(kw.arg is None for kw in call.keywords):
+            raise SyntaxError
+        return [(kw.arg, ast.literal_eval(kw.value)) for kw in call.keywords]
+    except (SyntaxError, ValueError):
+        raise ValueError(f"ir_measures measure {name!r}: parameters must be name=value pairs of Python "
+                         f"literals, e.g. P(rel=2)@5, got ({text})") from None
+
+
+def _ir_measure(name, text, defaults=None):
+    """The metric of an ir_measures name, or None when ``text`` is not spelt as one.
+    ``defaults`` as in :func:`from_name`, for the parameters the name leaves open (the
+    command line's --truncated, --gain, --log-base; not a gain that ``dcg=`` sets)."""
+    from rankereval.metrics._ir_names import TABLE
+
+    match = _IR_NAME.match(text) if "[" not in text else None  # [options]: rankereval's grammar
+    if match is None or match["base"] not in TABLE:
+        return None
+    entry, params = TABLE[match["base"]]
+    if entry.build is None and match["params"] is None and _normalise_name(match["base"]) in _lookup_table():
+        return None  # e.g. RBP@10: rankereval's rbp@10 (the table says how ir_measures' differs)
+    params = dict(params)
+    given = _ir_params(name, match["params"]) if match["params"] is not None else []
+    for key, value in given:
+        if key == "cutoff" and entry.cutoff in ("required", "optional"):
+            params[key] = value
+            continue
+        if key not in entry.params:
+            accepted = [p for p in (("cutoff",) if entry.cutoff in ("required", "optional") else ()) + entry.params]
+            raise ValueError(f"ir_measures measure {name!r}: {entry.name} has no parameter {key!r} "
+                             f"(its parameters: {', '.join(accepted) or 'none'})")
+        params[key] = value
+    if entry.build is None:
+        raise ValueError(f"ir_measures measure {name!r} is not supported: {entry.unsupported}")
+    for key in params:
+        if key != "cutoff" and key not in entry.supported:
+            raise ValueError(f"ir_measures measure {name!r}: parameter {key!r} is not supported"
+                             + (f": {entry.unsupported}" if entry.unsupported else ""))
+    at = match["at"]
+    if at is not None and "cutoff" in params:
+        raise ValueError(f"ir_measures measure {name!r}: give the cutoff once (@k or cutoff=k)")
+    if entry.cutoff == "recall":
+        if at is None:
+            raise ValueError(f"ir_measures measure {name!r}: {entry.name} needs its recall level after @, "
+                             f"e.g. {entry.name}@0.1")
+        try:
+            cut = float(at)
+        except ValueError:
+            raise ValueError(f"ir_measures measure {name!r}: the recall level after @ must be a number "
+                             f"in [0, 1], got {at!r}") from None
+    else:
+        cut = params.pop("cutoff", None)
+        if at is not None:
+            if entry.cutoff == "none":
+                raise ValueError(f"ir_measures measure {name!r}: {entry.name} takes no cutoff")
+            try:
+                cut = int(at)
+            except ValueError:
+                raise ValueError(f"ir_measures measure {name!r}: the cutoff after @ must be an integer > 0, "
+                                 f"got {at!r}") from None
+        if cut is None and entry.cutoff == "required":
+            raise ValueError(f"ir_measures measure {name!r}: {entry.name} needs a cutoff, e.g. {entry.name}@10")
+        if cut is not None and (isinstance(cut, bool) or not isinstance(cut, int) or cut <= 0):
+            raise ValueError(f"ir_measures measure {name!r}: the cutoff must be an integer > 0, got {cut!r}")
+    rel = params.pop("rel", None)
+    if rel is not None and (isinstance(rel, bool) or not isinstance(rel, int) or rel <= 0):
+        raise ValueError(f"ir_measures measure {name!r}: rel must be an integer > 0 (the lowest relevant "
+                         f"grade; rankereval stores no grades of 0 and below), got {rel!r}")
+    judged_only = params.pop("judged_only", False)
+    if not isinstance(judged_only, bool):
+        raise ValueError(f"ir_measures measure {name!r}: judged_only must be True or False, got {judged_only!r}")
+    if entry.name == "NumRet" and rel is not None:
+        params["_relevant"] = True  # NumRet(rel=x): the retrieved documents graded x and above
+    try:
+        metric = entry.build(cut, params)
+    except ValueError as exc:
+        raise ValueError(f"ir_measures measure {name!r}: {exc}") from None
+    now = metric._params()
+    fixed = {"k", metric.info.at, *metric.info.inputs} | ({"relevance_scaling"} if "dcg" in params else set())
+    changed = {k: v for k, v in (defaults or {}).items() if k in now and k not in fixed and now[k] != v}
+    if changed:
+        metric = type(metric)(**{**now, **changed})
+    return Adjusted(metric, rel=rel, judged_only=judged_only) if rel is not None or judged_only else metric
+
+
 def from_name(name, defaults=None):
     """The metric a name stands for: ``"ndcg@10"``, ``"p@5"``, ``"map"``, ``"mrr@10"``.
 
@@ -124,6 +225,9 @@ def from_name(name, defaults=None):
     if not isinstance(name, str):
         raise TypeError(f"a metric name must be a str, got {type(name).__name__}")
     text = name.strip()
+    ir = _ir_measure(name, text, defaults)
+    if ir is not None:
+        return ir
     options = ""
     if text.endswith("]"):
         open_at = text.find("[")
@@ -157,9 +261,26 @@ def from_name(name, defaults=None):
         raise ValueError(f"metric {name!r} needs a cutoff, e.g. {base.strip()}@10")
     sig = inspect.signature(cls.__init__).parameters
     explicit = set()
+    adjust = {}  # rel= and judged_only: an Adjusted metric
     for token in filter(None, (t.strip().lower() for t in options.split(","))):
         key, eq, value = token.partition("=")
         key = key.strip()
+        if key in ("rel", "judged_only") and key not in sig and info.labels != "none":
+            if key in adjust:
+                raise ValueError(f"metric {name!r}: {key} is set twice")
+            if key == "rel":
+                try:
+                    adjust[key] = float(value) if eq else None
+                except ValueError:
+                    adjust[key] = None
+                if adjust[key] is None:
+                    raise ValueError(f"metric {name!r}: rel must be a number (rel=2), got {token!r}")
+            else:
+                low = value.strip()
+                if eq and low not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(f"metric {name!r}: judged_only must be true or false, got {value!r}")
+                adjust[key] = not eq or low in ("true", "1", "yes")
+            continue
         if key in info.inputs:
             raise ValueError(f"metric {name!r}: {key} is data, not an option of the name; pass it "
                              f"as from_name(..., defaults={{{key!r}: ...}}) or build {cls.__name__} directly")
@@ -188,4 +309,11 @@ def from_name(name, defaults=None):
         raise ValueError(f"metric {name!r}: {cls.__name__} needs {' and '.join(missing)} (data a name "
                          f"cannot carry): build {cls.__name__}(..., {missing[0]}=...) directly, or "
                          f"pass from_name(name, defaults={{{missing[0]!r}: ...}})")
-    return cls(**params)
+    metric = cls(**params)
+    if adjust.get("rel") is not None or adjust.get("judged_only"):
+        try:
+            return Adjusted(metric, **adjust)
+        except ValueError as exc:
+            raise ValueError(f"metric {name!r}: {exc}") from None
+    return metric
+

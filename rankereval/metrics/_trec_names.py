@@ -274,8 +274,8 @@ def name_differences(metric, label=None):
     name = metric.name if label is None else label
     if isinstance(metric, AP) and metric.k is not None and getattr(metric, "denominator", "min") == "min":
         return (f"{name}: AP@{metric.k} divided by min({metric.k}, R), R the number of relevant "
-                f"documents; trec_eval's map_cut_{metric.k}, ranx and ir_measures' map@{metric.k} "
-                "divide by R")
+                f"documents; trec_eval's map_cut_{metric.k}, ranx' map@{metric.k} and ir_measures' "
+                f"AP@{metric.k} (read as such when spelt so) divide by R")
     if isinstance(metric, NDCG) and metric.relevance_scaling != "identity":
         return (f"{name}: gain 2**grade - 1; trec_eval's ndcg uses the grade itself (linear gain)")
     if isinstance(metric, (Precision, Recall)) and metric.truncated:

@@ -1,0 +1,179 @@
+"""ir_measures' measure names: the one place they live (the grammar that reads them is
+:func:`rankereval.metrics.from_name`).
+
+ir_measures (0.4) names a measure ``Name(param=value, ...)@cutoff`` (``nDCG@10``,
+``P(rel=2)@5``, ``AP(judged_only=True)``, ``IPrec@0.1``; the names are case-sensitive).
+This table maps each measure whose per-query value rankereval computes onto a
+:class:`~rankereval.Metric`: the trec_eval-backed ones (pytrec_eval is ir_measures' provider
+for P, R, AP, RR, nDCG, Rprec, Bpref, IPrec, Success and the counts) as the trec_eval table
+(:mod:`rankereval.metrics._trec_names`) maps them, ``ERR@k`` and ``nDCG(dcg='exp-log2')@k``
+as gdeval computes them, ``Judged@k`` as ir_measures' own provider. ``rel=`` and
+``judged_only=True`` become an :class:`~rankereval.metrics.Adjusted` metric. Every other
+measure of ir_measures is listed with the reason rankereval does not compute it, so that a
+name is either read exactly or refused with that reason.
+
+ir_measures itself is never imported here (the tests compare the values with it).
+"""
+from dataclasses import dataclass, field
+
+from rankereval.metrics._binary import AP, Precision, Recall, Success
+from rankereval.metrics._graded import ERR, NDCG
+from rankereval.metrics._rank import ReciprocalRank
+from rankereval.metrics._trec import (
+    Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
+
+#: the parameters ir_measures gives its measures, besides ``cutoff`` (for the messages)
+_REL = ("rel",)
+_REL_J = ("rel", "judged_only")
+
+
+@dataclass(frozen=True)
+class IrEntry:
+    """One measure of ir_measures: its parameters and the metric it is here.
+
+    Attributes
+    ----------
+    name : str
+        ir_measures' name (case-sensitive).
+    cutoff : {'required', 'optional', 'none', 'recall'}
+        What ``@`` takes: a cutoff (needed or not), nothing, or IPrec's recall level.
+    params : tuple of str
+        ir_measures' parameters of the measure other than ``cutoff``.
+    build : callable or None
+        ``build(cutoff, params) -> Metric`` (``params``: the parameters given, ``rel`` and
+        ``judged_only`` already taken out); None for a measure rankereval does not compute.
+    supported : tuple of str
+        The parameters rankereval reads; the others of ``params`` are refused by name.
+    unsupported : str
+        Why rankereval does not compute the measure (``build`` is None), or a note on
+        refused parameters.
+    aliases : dict
+        ir_measures' other names of the measure -> the parameters each alias fixes.
+    note : str
+        Where the values can differ from ir_measures' (shown in the docs' table).
+    """
+
+    name: str
+    cutoff: str
+    params: tuple = ()
+    build: object = None
+    supported: tuple = ()
+    unsupported: str = ""
+    aliases: dict = field(default_factory=dict)
+    note: str = ""
+
+
+def _ap(cutoff, params):
+    # trec_eval's map (no cutoff) and map_cut_k (AP of the top k divided by R)
+    return AP() if cutoff is None else AP(cutoff, denominator="relevant")
+
+
+def _ndcg(cutoff, params):
+    dcg = params.get("dcg", "log2")
+    if dcg not in ("log2", "exp-log2"):
+        raise ValueError(f"dcg must be 'log2' or 'exp-log2', got {dcg!r}")
+    # trec_eval's ndcg / ndcg_cut: linear gain; gdeval's (dcg='exp-log2'): 2**grade - 1. An
+    # NDCG does not depend on the base of its logarithm.
+    return NDCG(cutoff, relevance_scaling="power" if dcg == "exp-log2" else "identity")
+
+
+def _numret(cutoff, params):
+    return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
+
+
+_NOT = "not computed by rankereval"
+
+ENTRIES = [
+    IrEntry("P", "required", _REL_J, lambda k, p: Precision(k), _REL_J, aliases={"Precision": {}}),
+    IrEntry("R", "required", _REL_J, lambda k, p: Recall(k), _REL_J, aliases={"Recall": {}}),
+    IrEntry("AP", "optional", _REL_J, _ap, _REL_J, aliases={"MAP": {}},
+            note="AP@k divides by R, as trec_eval's map_cut_k; rankereval's own ap@k / map@k "
+                 "(lower case) divide by min(k, R)"),
+    IrEntry("RR", "optional", _REL_J, lambda k, p: ReciprocalRank(k), _REL_J, aliases={"MRR": {}}),
+    IrEntry("nDCG", "optional", ("dcg", "gains", "judged_only"), _ndcg, ("dcg", "judged_only"),
+            unsupported="custom gains= mappings are not supported (dcg='log2' is the grade as gain, "
+                        "dcg='exp-log2' is 2**grade - 1)", aliases={"NDCG": {}}),
+    IrEntry("Success", "required", _REL_J, lambda k, p: Success(k), _REL_J),
+    IrEntry("Rprec", "none", _REL_J, lambda k, p: RPrecision(), _REL_J, aliases={"RPrec": {}}),
+    IrEntry("Bpref", "none", _REL, lambda k, p: Bpref(), _REL, aliases={"BPref": {}}),
+    IrEntry("IPrec", "recall", _REL_J, lambda x, p: InterpolatedPrecision(x), _REL_J,
+            note="trec_eval 10's rounding of the level times R; ir_measures computes IPrec with "
+                 "pytrec_eval (trec_eval 9), which rounds differently when the fraction of level * R "
+                 "is in [0.1, 0.5) (the same at 0, 0.5 and 1)"),
+    IrEntry("Judged", "optional", (), lambda k, p: Judged(k),
+            note="a negative grade is not a judgement here (as in trec_eval and ir_measures' "
+                 "judged_only); ir_measures' Judged counts every qrels line, and breaks score ties "
+                 "by ascending docid"),
+    IrEntry("ERR", "optional", (), lambda k, p: ERR(k), note="gdeval's: grades up to 4"),
+    IrEntry("NumRel", "none", _REL, lambda k, p: NumRelevant(), _REL),
+    # NumRet counts every retrieved document; with rel=, the relevant ones (num_rel_ret)
+    IrEntry("NumRet", "none", _REL, _numret, _REL, aliases={"NumRelRet": {"rel": 1}}),
+    IrEntry("infAP", "none", _REL, unsupported=_NOT + " (inferred AP needs sampled judgements)"),
+    IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
+                                        "of rankereval states it)"),
+    IrEntry("RBP", "optional", ("p", "rel"), unsupported="ir_measures' RBP providers (cwl_eval, trectools) "
+            "differ on graded labels; RBP and RBP@k without parameters are read as rankereval's rbp "
+            "(grades as they are, p=0.8), rbp[p=...] sets p"),
+    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), unsupported=_NOT + " (set measures)",
+            aliases={"SetRelP": {"relative": True}}),
+    IrEntry("SetR", "none", _REL, unsupported=_NOT + " (set measures)"),
+    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), unsupported=_NOT + " (set measures)"),
+    IrEntry("SetAP", "none", _REL_J, unsupported=_NOT + " (set measures)"),
+    IrEntry("Accuracy", "optional", _REL, unsupported=_NOT + " (ir_measures' pairwise accuracy)"),
+    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_NOT),
+    IrEntry("Compat", "none", ("p", "normalize"), unsupported=_NOT + " (compatibility with an ideal ranking)"),
+    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
+    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
+    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_NOT + " (scaled DCG)"),
+    *(IrEntry(n, c, p, unsupported=_NOT) for n, c, p in (
+        ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
+        ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
+    # diversity measures: judgements per query intent (subtopic), which rankereval's labels do not hold
+    *(IrEntry(n, c, p, unsupported=_NOT + " (a diversity measure: needs judgements per intent)", aliases=a)
+      for n, c, p, a in (
+          ("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), {"α_nDCG": {}}),
+          ("alpha_DCG", "optional", ("rel", "alpha", "judged_only"), {"α_DCG": {}}),
+          ("ERR_IA", "optional", _REL_J, {}), ("nERR_IA", "optional", _REL_J, {}),
+          ("P_IA", "optional", _REL_J, {}), ("AP_IA", "none", _REL_J, {"MAP_IA": {}}),
+          ("StRecall", "optional", _REL, {}), ("NRBP", "none", ("rel", "alpha", "beta"), {}),
+          ("nNRBP", "none", ("rel", "alpha", "beta"), {}))),
+]
+
+#: every ir_measures name (measures and aliases) -> (entry, parameters the alias fixes)
+TABLE = {}
+for _e in ENTRIES:
+    TABLE[_e.name] = (_e, {})
+    for _alias, _fixed in _e.aliases.items():
+        TABLE[_alias] = (_e, dict(_fixed))
+del _e
+
+
+def example_name(entry):
+    """An ir_measures name of ``entry`` for listings: ``P@k``, ``AP[@k]``, ``IPrec@recall``."""
+    return {"required": f"{entry.name}@k", "optional": f"{entry.name}[@k]", "none": entry.name,
+            "recall": f"{entry.name}@recall"}[entry.cutoff]
+
+
+def table_rows():
+    """``[(ir_measures name, parameters, rankereval metric name or why not, note)]``, one row per
+    measure, from :data:`ENTRIES` (the docs' table and ``rankereval metrics`` print it)."""
+    rows = []
+    for e in ENTRIES:
+        names = " / ".join([example_name(e)] + [a + (f" (= {e.name}({', '.join(f'{k}={v!r}' for k, v in fx.items())}))"
+                                                     if fx else "") for a, fx in e.aliases.items()])
+        params = ", ".join(p for p in e.params if p in e.supported) or "-"
+        if e.build is None:
+            rows.append((names, "-", "not supported: " + e.unsupported, e.note))
+            continue
+        probe = {"required": 10, "optional": 10, "none": None, "recall": 0.1}[e.cutoff]
+        metric = e.build(probe, {})
+        target = metric.name.replace("@10", "@k").replace("@0.1", "@recall")
+        if e.cutoff == "optional":
+            whole = e.build(None, {}).name
+            target = f"{whole}[@k]" if target == f"{whole}@k" else f"{whole}; @k: {target}"
+        if e.name == "nDCG":
+            target += "; dcg='exp-log2': " + _ndcg(10, {"dcg": "exp-log2"}).name.replace("@10", "@k")
+        if e.name == "NumRet":
+            target += "; with rel=: " + NumRelevantRetrieved().name
+        rows.append((names, params, target, e.note))
+    return rows
