@@ -897,8 +897,8 @@ class BinaryLabels(Labels):
         Raises
         ------
         ValueError
-            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, or a grade or
-            query id is NaN. TypeError for mixed query id types or no/both of ``qid``,
+            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, a grade is
+            NaN or infinite, or a query id is NaN. TypeError for mixed query id types or no/both of ``qid``,
             ``group``.
 
         Examples
@@ -1237,7 +1237,8 @@ class Rankings:
         Parameters
         ----------
         scores : array-like of shape (n_rows,)
-            Model score of each row (finite real numbers; NaN is an error).
+            Model score of each row: finite real numbers (a NaN or infinite score is a
+            ValueError, not dropped as in :meth:`from_scores`).
         qid, group : optional
             The query of each row, or LightGBM's group sizes, as in
             :meth:`BinaryLabels.from_groups` (one of them).
