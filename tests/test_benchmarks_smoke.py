@@ -166,3 +166,14 @@ def test_trec_eval_benchmark(tmp_path, capsys):
     assert res["agreement"][other]["measures"] and not res["agreement"][other]["differences"]
     assert res["median"]["rankereval"]["peak_rss_bytes"] > 0 and res["run_file_bytes"] > 0
     assert "list-table" in module.table(res)
+
+
+def test_groups_benchmark(tmp_path, capsys):
+    """benchmarks/bench_groups.py on a small workload: it runs and records every case."""
+    _run_script("bench_groups.py", ["--rows", "20000", "--queries", "300", "--repeats", "1",
+                                    "--json", str(tmp_path / "groups.json")])
+    with open(tmp_path / "groups.json") as fh:
+        res = json.load(fh)
+    assert res["rows"] == 20000 and len(res["times"]) == 12
+    assert all(len(t) == 1 and t[0] > 0 for t in res["times"].values())
+    assert "x argsort" in capsys.readouterr().out

@@ -558,9 +558,9 @@ class BinaryLabels(Labels):
         Raises
         ------
         ValueError
-            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, or a grade or
-            query id is NaN. TypeError for mixed query id types or no/both of ``qid``,
-            ``group``.
+            If ``qid`` and ``y`` differ in length, ``group`` does not sum to it, a grade is
+            NaN or infinite, or a query id is NaN. TypeError for mixed query id types or
+            no/both of ``qid``, ``group``.
 
         Examples
         --------

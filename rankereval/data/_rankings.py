@@ -241,7 +241,8 @@ class Rankings:
         Parameters
         ----------
         scores : array-like of shape (n_rows,)
-            Model score of each row (finite real numbers; NaN is an error).
+            Model score of each row: finite real numbers (a NaN or infinite score is a
+            ValueError, not dropped as in :meth:`from_scores`).
         qid, group : optional
             The query of each row, or LightGBM's group sizes, as in
             :meth:`BinaryLabels.from_groups` (one of them).
