@@ -200,7 +200,7 @@ class Accumulator:
         # every check before the state changes: a refused batch leaves the accumulator as it was
         new_seen = self._check_new(hashes, ids) if (self._check_ids and kind != "row") else None
         scores = _score_columns(self._columns, binary, numeric, rankings, self._relevance_level)
-        n_threads = 1
+        n_threads = 1   # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
         if self._conf_interval:
             from rankereval.bootstrap import _DRAWS_PER_THREAD
 
