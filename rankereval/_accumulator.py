@@ -110,10 +110,16 @@ class Accumulator:
         if any(m.info.labels == "binary" for _, m in self._columns):
             _check_relevance_level(relevance_level)
         self._relevance_level = relevance_level
+        cutoffs = [getattr(m, "k", None) for _, m in self._columns]
         if k is None:
-            cutoffs = [getattr(m, "k", None) for _, m in self._columns]
             k = max(cutoffs) if all(isinstance(c, (int, np.integer)) for c in cutoffs) else None
         self.k = check_k(k, allow_none=True)
+        if self.k is not None:
+            for (col, _), c in zip(self._columns, cutoffs):
+                if c is None or (isinstance(c, (int, np.integer)) and c > self.k):
+                    raise ValueError(f"k={self.k} ranks fewer items than {col} reads ("
+                                     f"{'the whole ranking' if c is None else f'the top {c}'}); "
+                                     "leave k=None to rank as many as the metrics need")
         if invalid_items is not None:
             import scipy.sparse as sp
 
@@ -407,6 +413,9 @@ class Accumulator:
             part["sums"] = ExactSum.from_state({k: state[f"sums.{k}"] for k in ("lo", "limbs", "inf")},
                                                (m, self._n_boot))
             part["weights"] = np.array(state["weights"], dtype=np.float64)
+            if part["weights"].shape != (m, self._n_boot):
+                raise ValueError(f"state_dict entry 'weights' has shape {part['weights'].shape}, expected "
+                                 f"({m}, {self._n_boot})")
         for key in ("n_undefined", "n_used", "min", "max"):
             if part[key].shape != (m,):
                 raise ValueError(f"state_dict entry {key!r} has shape {part[key].shape}, expected ({m},)")

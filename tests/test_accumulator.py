@@ -272,6 +272,11 @@ def test_bad_inputs():
         Accumulator(["p@3"], resampling="multinomial")
     with pytest.raises(ValueError, match="metrics is empty"):
         Accumulator([])
+    with pytest.raises(ValueError, match="k=10 ranks fewer items than recall@20"):
+        Accumulator(["ndcg@5", "recall@20"], k=10)
+    with pytest.raises(ValueError, match="ap reads .the whole ranking"):
+        Accumulator(["map"], k=10)
+    assert Accumulator(["ndcg@5"], k=30).k == 30
     acc = Accumulator(["p@3"])
     with pytest.raises(ValueError, match="labels has 4 rows but the batch has 5"):
         acc.update(scores[:5], labels[:4])
