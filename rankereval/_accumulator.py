@@ -232,7 +232,7 @@ class Accumulator:
             if query_ids is None:
                 raise ValueError("the accumulator's invalid_items has one row per query id: give the "
                                  "batch's query_ids to update()")
-            rows = np.asarray(query_ids)
+            rows = np.asarray(_host_array(query_ids, "query_ids"))
             if rows.dtype.kind not in "iu":
                 raise TypeError("the accumulator's invalid_items is indexed by query id: query_ids must be "
                                 f"integers, got dtype {rows.dtype}")
@@ -272,7 +272,7 @@ class Accumulator:
                 return "row", None, None
             start = self.n_rankings
             return "row", None, query_key_hashes(np.arange(start, start + n, dtype=np.int64))
-        ids = np.asarray(query_ids)
+        ids = np.asarray(_host_array(query_ids, "query_ids"))
         if ids.ndim != 1 or ids.shape[0] != n:
             raise ValueError(f"query_ids must have one id per ranking ({n}), got shape {ids.shape}")
         kind = id_kind(ids, "query_ids") if n else (self._id_kind if self._id_kind not in (None, "row") else None)
@@ -339,12 +339,11 @@ class Accumulator:
                              f"(this one: {self._config()}; the other: {other._config()})")
         kinds = {self._id_kind, other._id_kind} - {None}
         if len(kinds) > 1:
-            if "row" in kinds and self._conf_interval:
-                raise ValueError("cannot merge an accumulator whose batches had no query_ids (rows keyed by "
-                                 "row number) with another: give query_ids in every update()")
-            if "row" not in kinds:
-                raise TypeError(f"query ids are {self._id_kind}s in one accumulator and {other._id_kind}s in "
-                                "the other; use one type for every id")
+            if "row" in kinds:
+                raise ValueError("cannot merge an accumulator whose batches had query_ids with one whose "
+                                 "batches had none: give query_ids in every update() or in none")
+            raise TypeError(f"query ids are {self._id_kind}s in one accumulator and {other._id_kind}s in "
+                            "the other; use one type for every id")
         if kinds == {"row"} and self._conf_interval and self.n_rankings and other.n_rankings:
             raise ValueError("cannot merge accumulators whose batches had no query_ids: their rows are keyed "
                              "by row number, so the bootstrap keys would repeat; give query_ids in update()")

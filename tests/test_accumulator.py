@@ -258,6 +258,14 @@ def test_query_ids_in_every_batch_or_none():
         ints.update(scores[2:3], labels[2:3], query_ids=["x"])
     with pytest.raises(ValueError, match="one id per ranking"):
         ints.update(scores[2:4], labels[2:4], query_ids=[3])
+    with_ids = Accumulator(["p@3"], conf_interval=True, random_state=0)
+    with_ids.update(scores[9:12], labels[9:12], query_ids=[9, 10, 11])
+    with pytest.raises(ValueError, match="query_ids in every update"):
+        with_ids.merge(other)
+    strs = Accumulator(["p@3"])
+    strs.update(scores[:1], labels[:1], query_ids=["a"])
+    with pytest.raises(TypeError, match="ints in one accumulator and strs in the other"):
+        ints.merge(strs)
     # without intervals the keys do not matter: rows without ids merge
     plain = [Accumulator(["p@3", "ndcg@5"]) for _ in range(2)]
     run(plain[0], scores, labels, [0, 25])
