@@ -178,6 +178,7 @@ def test_groups_benchmark(tmp_path, capsys):
     assert all(len(t) == 1 and t[0] > 0 for t in res["times"].values())
     assert "x argsort" in capsys.readouterr().out
 
+
 def test_accumulator_benchmark(tmp_path, capsys):
     """benchmarks/bench_accumulator.py on 300 users x 400 items in batches of 50 (memory in
     child processes, torchmetrics if installed): the accumulator equals the one call."""
