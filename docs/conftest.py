@@ -14,3 +14,5 @@ try:  # the cluster page needs the dask extra
     import pyarrow  # noqa: F401
 except ImportError:
     collect_ignore.append("guide/cluster.rst")
+
+# guide/training.rst skips itself (pytest.importorskip, reason printed by -ra) without torch

@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
 from rankereval._evaluation import Evaluation, evaluate  # noqa: E402  (after the metrics it uses)
+from rankereval._accumulator import Accumulator  # noqa: E402
 from rankereval.metrics import (
     AP,
     DCG,
@@ -60,7 +61,7 @@ from rankereval._functional import (  # noqa: E402  (scikit-learn-shaped functio
 # `import rankereval.compare` and `from rankereval.compare import ...` still reach the module
 from rankereval.compare import Comparison, compare  # noqa: E402
 
-for _obj in (evaluate, Evaluation, UndefinedMetricWarning, Comparison, dcg_score, map_score, mrr_score,
+for _obj in (evaluate, Evaluation, Accumulator, UndefinedMetricWarning, Comparison, dcg_score, map_score, mrr_score,
              ndcg_score, precision_at_k, recall_at_k):
     _obj.__module__ = __name__  # documented and pickled under the public name
 del _obj
@@ -73,6 +74,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "evaluate",
     "Evaluation",
+    "Accumulator",
     "compare",
     "Comparison",
     "Metric",

@@ -305,68 +305,132 @@ def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamp
     return out_arr
 
 
+# --------------------------------------------------------------------------------------------
+# Exact sums
+# --------------------------------------------------------------------------------------------
+# Every finite double is an integer multiple of 2**-1074. A sum of doubles (times small integer
+# weights) is kept exactly as an integer in base 2**32, one int64 "limb" per digit: limb d holds
+# the digit of weight 2**(32 d - 1074). A double m * 2**(s - 1074) (integer mantissa m < 2**53,
+# 0 <= s < 2046) adds m << (s % 32) (at most 85 bits, three digits) into limbs s // 32 .. + 2.
+# Digits are brought back into [-2**31, 2**31) by carrying (``_carry``) often enough that no
+# limb overflows. The sum therefore does not depend on the order of the terms or on how they
+# are split into blocks: blocks add limb by limb, and the correctly rounded double of the total
+# (``exact_to_float``) is the same bits whichever way the terms came. Infinities are kept
+# apart as flags (1: +inf seen, 2: -inf seen), which combine by OR as IEEE sums would.
+
+cdef enum:
+    EXACT_LIMBS = 68           # 68 * 32 bits: 2045 + 85 bits of terms, 50 bits of carries
+    CARRY_EVERY = 65536        # rows between carries: 2**16 * 20 * 2**32 < 2**63
+
+EXACT_LIMBS_ = EXACT_LIMBS
+
+
+cdef inline void _digits(double v, Py_ssize_t *d, uint64_t *p) noexcept nogil:
+    """The three base-2**32 digits p[0..2] of |v| shifted to limb d (v finite, nonzero)."""
+    cdef uint64_t bits = (<uint64_t *>&v)[0]
+    cdef uint64_t e = (bits >> 52) & 0x7FF
+    cdef uint64_t m = bits & 0xFFFFFFFFFFFFFULL
+    cdef uint64_t s, r, lo
+    if e == 0:
+        s = 0
+    else:
+        m |= 0x10000000000000ULL
+        s = e - 1
+    d[0] = <Py_ssize_t>(s >> 5)
+    r = s & 31
+    lo = m << r
+    p[0] = lo & 0xFFFFFFFFULL
+    p[1] = lo >> 32
+    p[2] = (m >> (64 - r)) if r else 0
+
+
+cdef inline void _carry(int64_t *limbs, Py_ssize_t stride, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil:
+    """Bring digits 0 .. EXACT_LIMBS - 2 of columns b0 <= b < b1 into [-2**31, 2**31)."""
+    cdef Py_ssize_t k, b
+    cdef int64_t c
+    cdef int64_t *a
+    for k in range(EXACT_LIMBS - 1):
+        a = limbs + k * stride
+        for b in range(b0, b1):
+            c = (a[b] + <int64_t>0x80000000LL) >> 32
+            a[b] -= c << 32
+            a[b + stride] += c
+
+
 cdef int _poisson_block(const float64_t[:, ::1] x, const uint64_t[::1] keys,
                         const uint64_t *tb, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t n_res,
-                        double *sums, double *wall, double *wmiss) noexcept nogil:
-    """Accumulate resamples b0 <= b < b1 over every row of x (rows in order); -1 if out of
-    memory.
+                        int64_t *limbs, signed char *inf, double *wall, double *wmiss) noexcept nogil:
+    """Accumulate resamples b0 <= b < b1 over every row of x exactly; -1 if out of memory.
 
-    Per row, the weights of the resamples are drawn into a buffer first (one hash each),
-    then added to each column's sums in plain loops over the buffer, which the compiler
-    vectorises: the cost per (row, resample) is one hash whatever the number of columns.
+    ``limbs``: shape (EXACT_LIMBS, m, n_res); ``inf``: (m, n_res) flags. Per row, the weights
+    of the resamples are drawn into a buffer first (one hash each), then each column's digits
+    are added in plain loops over the buffer (the compiler vectorises them): the cost per
+    (row, resample) is one hash whatever the number of columns.
     """
-    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], nb = b1 - b0, i, j, b
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], nb = b1 - b0, i, j, b, d
+    cdef Py_ssize_t stride = m * n_res
     cdef uint64_t key
+    cdef uint64_t p[3]
+    cdef int64_t q0, q1, q2
     cdef double v
+    cdef int64_t *l0
+    cdef int64_t *l1
+    cdef int64_t *l2
     cdef double *s
+    cdef signed char *f
+    cdef signed char flag
     cdef double *wa
     cdef const uint64_t *t = tb + b0
-    cdef bint finite
     if nb <= 0:
         return 0
-    cdef double *w = <double *>malloc(nb * sizeof(double))
+    cdef int64_t *w = <int64_t *>malloc(nb * sizeof(int64_t))
     if w == NULL:
         return -1
     wa = wall + b0
     for i in range(n):
         key = keys[i]
         for b in range(nb):
-            w[b] = <double>_poisson1(_mix64(key ^ t[b]))
-        finite = True
+            w[b] = <int64_t>_poisson1(_mix64(key ^ t[b]))
+        for b in range(nb):
+            wa[b] += <double>w[b]
         for j in range(m):
-            if not isfinite(x[i, j]):
-                finite = False
-        if finite:
-            for b in range(nb):
-                wa[b] += w[b]
-            for j in range(m):
-                v = x[i, j]
-                s = sums + j * n_res + b0
+            v = x[i, j]
+            if v == 0.0:
+                continue
+            if isnan(v):          # NaN scores weigh nothing: their weight is counted in wmiss
+                s = wmiss + j * n_res + b0
                 for b in range(nb):
-                    s[b] += w[b] * v
-        else:
-            # NaN scores weigh nothing (their weight is counted in wmiss); an infinite score
-            # with weight 0 must not add 0 * inf = NaN
-            for b in range(nb):
-                wa[b] += w[b]
+                    s[b] += <double>w[b]
+            elif not isfinite(v):  # an infinite score with weight 0 takes no part
+                f = inf + j * n_res + b0
+                flag = 1 if v > 0 else 2
+                for b in range(nb):
+                    if w[b] != 0:
+                        f[b] |= flag
+            else:
+                _digits(v, &d, p)
+                l0 = limbs + d * stride + j * n_res + b0
+                l1 = l0 + stride
+                l2 = l1 + stride
+                q0, q1, q2 = <int64_t>p[0], <int64_t>p[1], <int64_t>p[2]
+                if v < 0:
+                    q0, q1, q2 = -q0, -q1, -q2
+                for b in range(nb):
+                    l0[b] += w[b] * q0
+                    l1[b] += w[b] * q1
+                    l2[b] += w[b] * q2
+        if (i + 1) % CARRY_EVERY == 0:
             for j in range(m):
-                v = x[i, j]
-                if isnan(v):
-                    s = wmiss + j * n_res + b0
-                    for b in range(nb):
-                        s[b] += w[b]
-                else:
-                    s = sums + j * n_res + b0
-                    for b in range(nb):
-                        if w[b] != 0.0:
-                            s[b] += w[b] * v
+                _carry(limbs + j * n_res, stride, b0, b1)
+    for j in range(m):
+        _carry(limbs + j * n_res, stride, b0, b1)
     free(w)
     return 0
 
 
-def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t seed,
-                 Py_ssize_t n_resamples, int n_threads=1):
-    """Per-resample sums of a Poisson bootstrap of the columns of ``x``.
+def poisson_exact(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t seed,
+                  Py_ssize_t n_resamples, int n_threads=1):
+    """Per-resample sums of a Poisson bootstrap of the columns of ``x``, kept exactly.
 
     Parameters
     ----------
@@ -380,14 +444,18 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
         Number of resamples B.
     n_threads : int, default=1
         OpenMP threads, each owning a contiguous range of resamples. The result does not
-        depend on it: every sum adds the rows in order.
+        depend on it, nor on the order of the rows or how they are split into calls.
 
     Returns
     -------
-    sums : ndarray of float64, shape (m, B)
-        ``sums[j, b] = sum_i w[i, b] * x[i, j]`` over the rows where ``x[i, j]`` is not NaN.
+    limbs : ndarray of int64, shape (EXACT_LIMBS, m, B)
+        ``sum_i w[i, b] * x[i, j]`` over the rows where ``x[i, j]`` is finite, as base-2**32
+        digits (see ``exact_to_float``).
+    inf : ndarray of int8, shape (m, B)
+        1 where a drawn score was +inf, 2 where one was -inf (3: both).
     weights : ndarray of float64, shape (m, B)
-        ``weights[j, b] = sum_i w[i, b]`` over the same rows (integers, exact below 2**53).
+        ``weights[j, b] = sum_i w[i, b]`` over the rows where ``x[i, j]`` is not NaN
+        (integers, exact below 2**53).
     """
     cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
     cdef int failed = 0
@@ -395,7 +463,8 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
         raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
     if n_resamples < 0:
         raise ValueError("n_resamples must be >= 0")
-    sums_arr = np.zeros((m, n_resamples), dtype=np.float64)
+    limbs_arr = np.zeros((EXACT_LIMBS, m, n_resamples), dtype=np.int64)
+    inf_arr = np.zeros((m, n_resamples), dtype=np.int8)
     wall_arr = np.zeros(n_resamples, dtype=np.float64)
     wmiss_arr = np.zeros((m, n_resamples), dtype=np.float64)
     tb_arr = np.empty(n_resamples, dtype=np.uint64)
@@ -403,8 +472,9 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
     for b in range(n_resamples):
         tb[b] = _resample_key(seed, <uint64_t>b)
     if n_resamples == 0 or m == 0:
-        return sums_arr, np.zeros((m, n_resamples), dtype=np.float64)
-    cdef double[:, ::1] sums = sums_arr
+        return limbs_arr, inf_arr, np.zeros((m, n_resamples), dtype=np.float64)
+    cdef int64_t[:, :, ::1] limbs = limbs_arr
+    cdef signed char[:, ::1] inf = inf_arr
     cdef double[::1] wall = wall_arr
     cdef double[:, ::1] wmiss = wmiss_arr
     cdef int nt = n_threads if n_threads > 0 else 1
@@ -415,11 +485,50 @@ def poisson_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t s
     with nogil:
         for c in prange(n_chunks, schedule='static', num_threads=nt):
             if _poisson_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples),
-                              n_resamples, &sums[0, 0], &wall[0], &wmiss[0, 0]) != 0:
+                              n_resamples, &limbs[0, 0, 0], &inf[0, 0], &wall[0], &wmiss[0, 0]) != 0:
                 failed = 1
     if failed:
-        raise MemoryError("poisson_sums: no memory for a buffer of weights")
-    return sums_arr, wall_arr[None, :] - wmiss_arr
+        raise MemoryError("poisson_exact: no memory for a buffer of weights")
+    return limbs_arr, inf_arr, wall_arr[None, :] - wmiss_arr
+
+
+def exact_sums(const float64_t[:, ::1] x):
+    """The sums of the columns of ``x`` kept exactly (NaN entries take no part).
+
+    Returns ``(limbs, inf)``: limbs of shape (EXACT_LIMBS, m) as in ``poisson_exact``, and
+    the infinity flags of each column, shape (m,).
+    """
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], i, j, d
+    cdef uint64_t p[3]
+    cdef double v
+    limbs_arr = np.zeros((EXACT_LIMBS, m), dtype=np.int64)
+    inf_arr = np.zeros(m, dtype=np.int8)
+    if m == 0:
+        return limbs_arr, inf_arr
+    cdef int64_t[:, ::1] limbs = limbs_arr
+    cdef signed char[::1] inf = inf_arr
+    with nogil:
+        for i in range(n):
+            for j in range(m):
+                v = x[i, j]
+                if v == 0.0 or isnan(v):
+                    continue
+                if not isfinite(v):
+                    inf[j] |= 1 if v > 0 else 2
+                    continue
+                _digits(v, &d, p)
+                if v > 0:
+                    limbs[d, j] += <int64_t>p[0]
+                    limbs[d + 1, j] += <int64_t>p[1]
+                    limbs[d + 2, j] += <int64_t>p[2]
+                else:
+                    limbs[d, j] -= <int64_t>p[0]
+                    limbs[d + 1, j] -= <int64_t>p[1]
+                    limbs[d + 2, j] -= <int64_t>p[2]
+            if (i + 1) % CARRY_EVERY == 0:
+                _carry(&limbs[0, 0], m, 0, m)
+        _carry(&limbs[0, 0], m, 0, m)
+    return limbs_arr, inf_arr
 
 
 def hash_int_keys(const int64_t[::1] ids):

@@ -6,13 +6,14 @@ import warnings
 import numpy as np
 
 from rankereval import _render
-import rankereval._bootstrap as _bootstrap
+from rankereval._exact import exact_column_sums, poisson_exact
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
 from rankereval.metrics._adjusted import Adjusted, threshold_labels
-from rankereval.metrics._base import Metric, _aggregate, _bootstrap_scores, _floored_log, _score_many, labels_for
+from rankereval.metrics._base import (
+    Metric, _aggregate, _bootstrap_scores, _floored_log, _from_log_mean, _score_many, labels_for)
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
 
@@ -136,18 +137,18 @@ def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_thread
         "n_undefined": nan.sum(axis=0),
         "n_used": (used.sum(axis=0) if nan_handling == "drop"
                    else np.full(scores.shape[1], scores.shape[0])),
-        "sum": filled.sum(axis=0),
+        "sum": exact_column_sums(filled),
         "min": np.where(used, x, np.inf).min(axis=0, initial=np.inf),
         "max": np.where(used, x, -np.inf).max(axis=0, initial=-np.inf),
     }
     if hashes is not None:
-        part["sums"], part["weights"] = _bootstrap.poisson_sums(
-            np.ascontiguousarray(x, dtype=np.float64), hashes, seed, n_resamples, n_threads)
+        part["sums"], part["weights"] = poisson_exact(x, hashes, seed, n_resamples, n_threads)
     return part
 
 
 def _merge_partials(a, b):
-    """The partial sums of two disjoint blocks of queries together."""
+    """The partial sums of two disjoint blocks of queries together (exactly: the sums are
+    :class:`rankereval._exact.ExactSum`, so any grouping and order gives the same bits)."""
     out = {}
     for key in a:
         if key == "min":
@@ -165,20 +166,22 @@ def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
     from rankereval.bootstrap import BootstrapResult, poisson_result
 
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
+    total = part["sum"].to_float()
+    sums = part["sums"].to_float() if "sums" in part else None
     for j, (col, m) in enumerate(columns):
         n_undefined[col] = int(part["n_undefined"][j])
         n_used[col] = int(part["n_used"][j])
         undefined = nan_handling == "propagate" and n_undefined[col] > 0
         if undefined:
             notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
-        mean = float("nan") if undefined or not n_used[col] else float(part["sum"][j] / n_used[col])
+        mean = float("nan") if undefined or not n_used[col] else float(total[j]) / n_used[col]
         geometric = m.info.aggregate == "geometric"  # the sums are of floored logs (_partials)
-        means[col] = math.exp(mean) if geometric else mean
+        means[col] = _from_log_mean(m.info, mean)
         if "sums" in part:
             if math.isnan(mean):
                 res = BootstrapResult.undefined(n_boot, conf)
             else:
-                res = poisson_result(part["sums"][j], part["weights"][j], mean,
+                res = poisson_result(sums[j], part["weights"][j], mean,
                                      part["min"][j] == part["max"][j], n_boot, conf)
                 if geometric:
                     res = res._exp()
@@ -381,8 +384,8 @@ class Evaluation:
 
     def _per_query(self):
         if self.scores is None:
-            raise ValueError("the per-query scores were left on the cluster: use "
-                             "DaskEvaluation.scores, or compute(scores=True) to gather them")
+            raise ValueError("the per-query scores were not kept: on a cluster use DaskEvaluation.scores "
+                             "or compute(scores=True); with an Accumulator, keep_scores=True")
         return self.scores
 
     def _col(self, name):

@@ -42,6 +42,7 @@ from statistics import NormalDist
 import numpy as np
 
 import rankereval._bootstrap as _bootstrap
+from rankereval._exact import exact_mean, poisson_sums
 from rankereval._threads import effective_n_threads
 
 __all__ = ["BootstrapResult", "bootstrap_mean", "query_key_hashes"]
@@ -486,10 +487,10 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
     if method == "bca" and not np.isfinite(x).all():
         raise ValueError("method='bca' requires finite scores (the acceleration of a mean "
                          "with infinite values is undefined); use method='percentile'")
-    mean = float(np.mean(x))
+    mean = exact_mean(x)
 
     if resampling == "poisson":
-        sums, weights = _bootstrap.poisson_sums(
+        sums, weights = poisson_sums(
             x[:, None], hashes, _seed(rng), n_resamples,
             n_threads=max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD)))
         distribution = poisson_means(sums[0], weights[0], mean)

@@ -177,3 +177,35 @@ def test_groups_benchmark(tmp_path, capsys):
     assert res["rows"] == 20000 and len(res["times"]) == 12
     assert all(len(t) == 1 and t[0] > 0 for t in res["times"].values())
     assert "x argsort" in capsys.readouterr().out
+
+
+def test_accumulator_benchmark(tmp_path, capsys):
+    """benchmarks/bench_accumulator.py on 300 users x 400 items in batches of 50 (memory in
+    child processes, torchmetrics if installed): the accumulator equals the one call."""
+    module, code = _run_script("bench_accumulator.py", [
+        "--users", "300", "--items", "400", "--exclusions", "2000", "--batch", "50", "--long-batches", "12",
+        "--boot", "50", "--repeats", "1", "--json", str(tmp_path / "acc.json")])
+    assert code == 0
+    with open(tmp_path / "acc.json") as fh:
+        res = json.load(fh)
+    assert res["values"]["accumulator_equals_one_call_bit_for_bit"]
+    assert res["cases"]["accumulator, long"]["rankings"] == 600
+    if "torchmetrics" in res["cases"]:
+        assert res["values"]["max_abs_diff_torchmetrics"] < 1e-6     # float32 in torchmetrics
+    assert "list-table" in module.table(res)
+
+
+def test_performance_page_shows_the_published_accumulator_run():
+    """The accumulator's table of docs/guide/performance.rst is what the benchmark prints from
+    the run kept in benchmarks/published/accumulator.json (generated, not typed in)."""
+    import subprocess
+
+    script = os.path.join(BENCH, "bench_accumulator.py")
+    page = os.path.join(BENCH, os.pardir, "docs", "guide", "performance.rst")
+    run = os.path.join(BENCH, "published", "accumulator.json")
+    if not all(os.path.exists(p) for p in (script, page, run)):
+        pytest.skip("benchmarks/ and docs/ not shipped")
+    printed = subprocess.run([sys.executable, script, "--table", run], capture_output=True, text=True,
+                             check=True).stdout
+    with open(page, encoding="utf-8") as fh:
+        assert printed.count("list-table") == 1 and printed.strip() in fh.read()

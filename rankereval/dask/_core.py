@@ -655,7 +655,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     The counterpart of :func:`rankereval.evaluate` with ``resampling='poisson'``: the same
     kernels run on each partition, and ``evaluate(...).compute()`` returns the
     :class:`~rankereval.Evaluation` that :func:`rankereval.evaluate` gives on the same
-    queries (means equal up to the rounding of sums in another order, intervals likewise).
+    queries, bit for bit (the sums are exact, so the partitioning does not change them).
 
     Parameters
     ----------

@@ -7,6 +7,7 @@ labels :mod:`rankereval.io` and :func:`rankereval.evaluate` hand it, the warning
 undefined values and the parametrisation of the generic tests.
 """
 import contextvars
+import math
 import inspect
 import itertools
 import warnings
@@ -595,12 +596,21 @@ def _restore_metric(cls, params):
 
 def _aggregate(info, scores):
     """The mean of ``scores`` as the metric's registry entry says (NaN for no scores): the
-    arithmetic mean, or the geometric mean of the scores floored at ``GEOMETRIC_FLOOR``."""
-    if not scores.size:
-        return float("nan")
+    arithmetic mean, or the geometric mean of the scores floored at ``GEOMETRIC_FLOOR``; the
+    sums are exact, rounded once (:func:`rankereval._exact.exact_mean`)."""
+    from rankereval._exact import exact_mean
+
     if info is not None and info.aggregate == "geometric":
-        return float(np.exp(np.mean(_floored_log(scores))))
-    return float(np.mean(scores))
+        return _from_log_mean(info, exact_mean(_floored_log(scores)))
+    return exact_mean(scores)
+
+
+def _from_log_mean(info, mean):
+    """A mean as the registry entry says from the mean of the summed values: ``exp`` of it
+    for a geometric mean (whose sums are of floored logs), else itself. Every mean goes
+    through :func:`rankereval._exact.exact_mean` or the same exact sums merged, then here:
+    in one block or merged from many, the same bits."""
+    return math.exp(mean) if info is not None and info.aggregate == "geometric" else mean
 
 
 def _floored_log(scores):
