@@ -76,20 +76,13 @@ def _unpack_ids(packed):
 
 
 def _union_packed(u_labels, u_run):
-    """:func:`_union_ids` of packed ids (uint64 arrays): the joint ids (a uint64 array) and
-    the maps from each side's codes to them."""
-    order = np.argsort(u_labels, kind="stable")
-    ordered = u_labels[order]
-    at = np.minimum(np.searchsorted(ordered, u_run), max(len(u_labels) - 1, 0))
-    found = (ordered[at] == u_run) if len(u_labels) else np.zeros(len(u_run), dtype=bool)
-    new = ~found
-    n_new = int(new.sum())
-    dtype = np.int32 if len(u_labels) + n_new < 2**31 else np.int64
-    run_map = np.empty(len(u_run), dtype=dtype)
-    run_map[found] = order[at[found]]
-    run_map[new] = len(u_labels) + np.arange(n_new, dtype=dtype)
-    ids = np.concatenate([u_labels, u_run[new]]) if n_new else u_labels
-    return ids, np.arange(len(u_labels), dtype=dtype), run_map
+    """:func:`_union_ids` of packed ids (uint64 arrays, each without repeats): the joint ids
+    (a uint64 array) and the maps from each side's codes to them, from one hash table (the
+    labels' ids take codes 0, 1, ..., the run's other ids the next ones, in order)."""
+    table = PackedIds()
+    label_map = table.encode(u_labels)
+    run_map = table.encode(u_run)
+    return table.uniques(), label_map, run_map
 
 
 class _IdColumn:
