@@ -316,3 +316,10 @@ def test_the_command_lines_reading_agrees_with_read_trec(tmp_path, docs):
         assert b.rankings == a.rankings and b.report == a.report
         assert b.binary_labels.judged == a.binary_labels.judged
     assert isinstance(b.query_ids, np.ndarray) == all(len(d.encode()) <= 8 for d in docs)
+    with open(run, "a", encoding="utf-8") as fh:
+        fh.write(f"q2 Q0 {docs[1]} 3 0.5 t\n")  # a repeated document: the same message
+    with pytest.raises(ValueError) as expected:
+        read_trec(qrels, run)
+    with pytest.raises(ValueError) as got:
+        _read_trec_for_printing(qrels, run)
+    assert str(got.value) == str(expected.value) and repr(docs[1]) in str(got.value)

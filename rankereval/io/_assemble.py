@@ -75,6 +75,26 @@ def _unpack_ids(packed):
         return np.char.decode(raw, "utf-8")
 
 
+class _PackedIdArray:
+    """Ids packed by :func:`_pack_short_strings`, unpacked when read: ``ids[i]`` (a str),
+    ``ids[codes]`` (a NumPy string array), ``len`` and iteration. The command line's document
+    ids: it looks a few up (ties, error messages) and never prints them all, so a million ids
+    stay 8 bytes each instead of a 32-byte string (and the time to make it)."""
+
+    def __init__(self, packed):
+        self.packed = packed
+
+    def __len__(self):
+        return len(self.packed)
+
+    def __getitem__(self, key):
+        got = _unpack_ids(np.atleast_1d(self.packed[key]))
+        return got[0].item() if np.ndim(self.packed[key]) == 0 else got
+
+    def __iter__(self):
+        return iter(_unpack_ids(self.packed).tolist())
+
+
 def _union_packed(u_labels, u_run):
     """:func:`_union_ids` of packed ids (uint64 arrays, each without repeats): the joint ids
     (a uint64 array) and the maps from each side's codes to them, from one hash table (the

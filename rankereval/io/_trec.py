@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 
 from rankereval._validation import check_k
-from rankereval.io._assemble import (_Side, _assemble, _r, _union_ids, _union_packed, _unpack_ids,
+from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _union_packed, _unpack_ids,
                                      _unpack_short_strings)
 from rankereval.io._parse import _QRELS, _RUN, _parse
 from rankereval.io._source import _arrow_memory, _pandas
@@ -114,11 +114,12 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
 
 def _read_trec_for_printing(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score",
                             missing="drop", extra="drop", progress=None, depth=None):
-    """:func:`read_trec` for the command line, which prints the ids and never looks one up:
-    when every id is short (at most 8 bytes, as most query and document ids are) and the
-    lines are plain, ``query_ids`` and ``doc_ids`` are NumPy string arrays and neither
-    pandas nor pyarrow is imported (together about 0.4 s of CPU, most of the time of an
-    everyday file); otherwise the same TrecData as :func:`read_trec`."""
+    """:func:`read_trec` for the command line, which prints the query ids and looks up only
+    a few document ids (ties, error messages): when every id is short (at most 8 bytes, as
+    most query and document ids are) and the lines are plain, ``query_ids`` is a NumPy string
+    array, ``doc_ids`` the packed ids (unpacked when read, see ``_PackedIdArray``), and
+    neither pandas nor pyarrow is imported (together about 0.4 s of CPU, most of the time of
+    an everyday file); otherwise the same TrecData as :func:`read_trec`."""
     _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
     with _arrow_memory():
         return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
@@ -139,7 +140,7 @@ def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra,
     if all(packed):  # short ids only, asked for as NumPy arrays
         query_ids, ml, mr = _union_packed(uq_l, uq_r)
         doc_ids, dl, dr = _union_packed(ud_l, ud_r)
-        query_ids, doc_ids = _unpack_ids(query_ids), _unpack_ids(doc_ids)
+        query_ids, doc_ids = _unpack_ids(query_ids), _PackedIdArray(doc_ids)
     else:
         uq_l, uq_r, ud_l, ud_r = (_unpack_short_strings(u) if p else u for u, p in zip(uniques, packed))
         query_ids, ml, mr = _union_ids(uq_l, uq_r)
