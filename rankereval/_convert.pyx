@@ -5,7 +5,7 @@ Each function returns per-row flags or counts instead of raising inside ``nogil`
 the caller turns them into an error message that names the offending row.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport isfinite
+from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
@@ -147,54 +147,65 @@ def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
 
 def copy_csr_structure(const in_id_t[::1] indptr, const in_id_t[::1] indices, int64_t n_cols,
                        rank_t[::1] out_indptr, rank_t[::1] out_indices, int n_threads):
-    """Copy a CSR structure into the storage dtype while checking it, in one pass.
+    """Copy a CSR structure into the storage dtype while checking it.
 
     Returns 0 when it is valid and canonical (every row strictly increasing), 1 when it is
     valid but a row is unsorted or repeats an id (the caller canonicalises), 2 when it is
     invalid: indptr not starting at 0, decreasing or past the end of indices, or a column
     id outside [0, n_cols) (the caller asks scipy for the message). What is copied is
     meaningful only with 0.
+
+    Flat passes over the ids, each without a dependence between iterations (so the compiler
+    vectorises them): the copy with a count of ids out of range, a count of neighbours that
+    do not increase, and the same count at the row boundaries, which do not matter.
     """
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, start, end
-    cdef int8_t[::1] status = np.zeros(2, dtype=np.int8)  # shared: [not canonical, invalid]
-    cdef in_id_t v, prev
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, nnz
+    cdef Py_ssize_t n_out = 0, n_down = 0, n_down_at_starts = 0
+    cdef in_id_t v
     if n < 0 or indptr[0] != 0 or indptr[n] > indices.shape[0]:
         return 2
     for i in range(n + 1):
         if i < n and indptr[i + 1] < indptr[i]:
             return 2
         out_indptr[i] = <rank_t> indptr[i]
-    for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
-        start = indptr[i]
-        end = indptr[i + 1]
-        prev = -1
-        for j in range(start, end):
-            v = indices[j]
-            out_indices[j] = <rank_t> v
-            if v <= prev:
-                status[0] = 1
-            if v < 0 or v >= n_cols:
-                status[1] = 1
-            prev = v
-    return 2 if status[1] else status[0]
+    nnz = indptr[n]
+    for j in prange(nnz, nogil=True, schedule='static', num_threads=n_threads):
+        v = indices[j]
+        out_indices[j] = <rank_t> v
+        n_out += (v < 0) | (v >= n_cols)
+    if n_out:
+        return 2
+    for j in prange(1, nnz, nogil=True, schedule='static', num_threads=n_threads):
+        n_down += indices[j] <= indices[j - 1]
+    if n_down:
+        # a row boundary j (after a non-empty row, before the end) pairs ids of two rows
+        for i in range(1, n):
+            j = indptr[i]
+            if indptr[i - 1] < j < nnz:
+                n_down_at_starts += indices[j] <= indices[j - 1]
+    return 1 if n_down > n_down_at_starts else 0
 
 
 def check_label_data(const score_t[::1] data, bint binary, int n_threads):
     """One pass over stored label values: ``(n_zero, ok)``.
 
     ``ok`` is False when a value is not finite, negative, or (``binary``) neither 0 nor 1;
-    the caller then finds the offending value for its message.
+    the caller then finds the offending value for its message. Counts, not branches, so that
+    the loop vectorises.
     """
-    cdef Py_ssize_t n = data.shape[0], i, n_zero = 0
-    cdef int8_t[::1] bad = np.zeros(1, dtype=np.int8)
+    cdef Py_ssize_t n = data.shape[0], i, n_zero = 0, n_bad = 0
     cdef score_t v
-    for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
-        v = data[i]
-        if v == 0:
-            n_zero += 1
-        elif not (v > 0 and isfinite(v)) or (binary and v != 1):
-            bad[0] = 1
-    return n_zero, not bad[0]
+    if binary:
+        for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+            v = data[i]
+            n_zero += v == 0
+            n_bad += (v != 0) & (v != 1)
+    else:
+        for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
+            v = data[i]
+            n_zero += v == 0
+            n_bad += not (v >= 0 and v < INFINITY)
+    return n_zero, n_bad == 0
 
 
 # Duplicate checks of copy_dense_ids, by the size of the row's ids: a per-thread array of

@@ -352,7 +352,7 @@ def _metrics_listing():
 
 
 def _run(args, qrels, run, out, err):
-    from rankereval.io import read_trec
+    from rankereval.io._trec import _read_trec_for_printing as read_trec
     from rankereval.metrics import SystemMetric
 
     # UsageError before any file is read

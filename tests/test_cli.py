@@ -281,6 +281,45 @@ def test_json_is_strict(capsys, small):
 
 
 def test_missing_pandas_is_an_input_error(capsys, monkeypatch):
+    # plain files with short ids are read without pandas (and without pyarrow's parser); the
+    # parser that needs pandas says how to install it
     monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
     code, out, err = run_cli(capsys, "example")
     assert code == 1 and "pip install 'rankereval[io]'" in err and out == ""
+
+
+def test_plain_files_are_read_without_pandas(capsys, monkeypatch):
+    expected = run_cli(capsys, "example", "--quiet")
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    assert run_cli(capsys, "example", "--quiet") == expected and expected[0] == 0
+
+
+@pytest.mark.parametrize("docs", [["d1", "d2", "d3"], ["café", "naïve", "d3"], ["doc-00000001", "d2", "d3"]],
+                         ids=["short", "utf8", "long"])
+def test_the_command_lines_reading_agrees_with_read_trec(tmp_path, docs):
+    """The command line reads its files into NumPy id arrays (no pandas) when every id is
+    short; the rows, ids and values are those of read_trec (whose ids are pandas Indexes)."""
+    from rankereval.io._trec import _read_trec_for_printing
+
+    qrels = tmp_path / "q.txt"
+    run = tmp_path / "r.txt"
+    qrels.write_text(f"q2 0 {docs[0]} 2\nq2 0 {docs[1]} 0\nq10 0 {docs[2]} 1\nq1 0 {docs[0]} 1\n", encoding="utf-8")
+    run.write_text(f"q10 Q0 {docs[2]} 1 2.0 t\nq10 Q0 {docs[0]} 2 2.0 t\nq2 Q0 {docs[1]} 1 5.0 t\n"
+                   f"q2 Q0 {docs[0]} 2 1.0 t\nq3 Q0 {docs[0]} 1 1.0 t\n", encoding="utf-8")
+    for missing, extra in (("drop", "drop"), ("empty", "keep")):
+        a = read_trec(qrels, run, missing=missing, extra=extra)
+        b = _read_trec_for_printing(qrels, run, missing=missing, extra=extra)
+        assert list(map(str, b.query_ids)) == list(a.query_ids)
+        assert list(map(str, b.doc_ids)) == list(a.doc_ids)
+        assert b.binary_labels == a.binary_labels and b.numeric_labels == a.numeric_labels
+        assert b.rankings == a.rankings and b.report == a.report
+        assert b.binary_labels.judged == a.binary_labels.judged
+    assert isinstance(b.query_ids, np.ndarray) == all(len(d.encode()) <= 8 for d in docs)
+    with open(run, "a", encoding="utf-8") as fh:
+        fh.write(f"q2 Q0 {docs[1]} 3 0.5 t\n")  # a repeated document: the same message
+    with pytest.raises(ValueError) as expected:
+        read_trec(qrels, run)
+    with pytest.raises(ValueError) as got:
+        _read_trec_for_printing(qrels, run)
+    assert str(got.value) == str(expected.value) and repr(docs[1]) in str(got.value)

@@ -262,3 +262,58 @@ def test_dense_rankings_any_width_and_position(width, dtype, store):
             bad[row, j] = bad[row, (j + 1) % width]
             with pytest.raises(ValueError, match=rf"duplicate item id {bad[row, j]} in row {row}\b"):
                 Rankings.from_ranked_indices(bad)
+
+
+def _csr_status_reference(indptr, indices, n_cols):
+    """copy_csr_structure's verdict, literally: 2 invalid, 1 a row not strictly increasing,
+    0 canonical."""
+    if len(indptr) < 1 or indptr[0] != 0 or indptr[-1] > len(indices) or np.any(np.diff(indptr) < 0):
+        return 2
+    rows = [indices[indptr[i]:indptr[i + 1]] for i in range(len(indptr) - 1)]
+    if any(v < 0 or v >= n_cols for r in rows for v in r):
+        return 2
+    return 1 if any(np.any(np.diff(r) <= 0) for r in rows) else 0
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_copy_csr_structure_verdict_and_copy(seed, dtype):
+    """The flat passes of copy_csr_structure (a count of neighbours that do not increase,
+    less those at row boundaries) give the verdict of a row-by-row check, with empty rows,
+    rows that go down across a boundary, unsorted rows, repeats and ids out of range."""
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(0, 12)), int(rng.integers(1, 30))
+    lengths = rng.integers(0, 6, n_rows) * (rng.random(n_rows) < 0.7)
+    rows = [np.sort(rng.choice(n_cols, min(int(k), n_cols), replace=False)) for k in lengths]
+    fault = rng.integers(0, 5)
+    nonempty = [i for i, r in enumerate(rows) if r.size > 1]
+    if fault == 1 and nonempty:  # unsorted row
+        r = rows[nonempty[0]]
+        r[[0, -1]] = r[[-1, 0]]
+    elif fault == 2 and nonempty:  # a repeat
+        rows[nonempty[-1]][-1] = rows[nonempty[-1]][0]
+    elif fault == 3 and rows and any(r.size for r in rows):  # out of range
+        next(r for r in rows if r.size)[-1] = n_cols + int(rng.integers(0, 3))
+    indptr = np.concatenate(([0], np.cumsum([r.size for r in rows]))).astype(dtype)
+    indices = (np.concatenate(rows) if rows else np.zeros(0)).astype(dtype)
+    out_indptr = np.empty(indptr.size, dtype=np.int32)
+    out_indices = np.empty(indices.size, dtype=np.int32)
+    expected = _csr_status_reference(indptr, indices, n_cols)
+    for threads in (1, 2):
+        got = _convert.copy_csr_structure(indptr, indices, n_cols, out_indptr, out_indices, threads)
+        assert got == expected
+        if got == 0:
+            assert np.array_equal(out_indptr, indptr) and np.array_equal(out_indices, indices)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_check_label_data_counts(binary):
+    values = np.array([0.0, 1.0, -0.0, 1.0, 0.0], dtype=np.float64)
+    assert _convert.check_label_data(values, binary, 1) == (3, True)
+    for bad in (np.nan, np.inf, -1.0) + ((2.0, 0.5) if binary else ()):
+        v = values.copy()
+        v[3] = bad
+        for threads in (1, 2):
+            assert _convert.check_label_data(v.astype(np.float32), binary, threads) == (3, False)
+    if not binary:
+        assert _convert.check_label_data(np.array([2.5, 0.0, 3.0]), False, 2) == (1, True)

@@ -198,3 +198,18 @@ def test_the_command_line_starts_without_scipy_or_pandas():
             "bad = [m for m in ('scipy', 'pandas', 'pyarrow') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(PACKAGE_DIR))
+
+
+def test_evaluating_plain_files_loads_neither_pandas_pyarrow_nor_scipy():
+    """``rankereval evaluate`` on plain TREC files with short ids (the bundled sample) reads
+    them with the package's own parser and builds the labels without SciPy."""
+    import subprocess
+
+    code = ("import sys, io, contextlib\n"
+            "from rankereval.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    assert main(['example', '--quiet', '-q', '-m', 'official']) == 0\n"
+            "assert 'map' in out.getvalue()\n"
+            "bad = [m for m in ('scipy', 'pandas', 'pyarrow') if m in sys.modules]\n"
+            "assert not bad, bad\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(PACKAGE_DIR))

@@ -152,15 +152,26 @@ class Labels:
         """ValueError unless every stored item of a row is among ``judged``'s items of that
         row (skipped when both hold the same items: every read of binary labels whose
         listed items are all relevant)."""
-        import scipy.sparse as sp
+        n_rows, n_items = width
+        rows = np.arange(n_rows, dtype=np.int64)
+        mine_rows = np.repeat(rows, np.diff(self._indptr))
+        if n_rows * max(n_items, 1) < 2**62:  # (row, item) pairs as one sortable int64 key
+            mine = mine_rows * n_items + self._indices
+            theirs = np.repeat(rows, np.diff(judged._indptr)) * n_items + judged._indices
+            missing = np.flatnonzero(~np.isin(mine, theirs, assume_unique=True))
+            if missing.size:  # stored items are in (row, item) order: the first row's smallest
+                row, item = int(mine_rows[missing[0]]), int(self._indices[missing[0]])
+        else:  # the keys would overflow: SciPy compares the rows
+            import scipy.sparse as sp
 
-        mine = sp.csr_array((np.ones(self._indices.shape[0]), self._indices, self._indptr), shape=width)
-        theirs = sp.csr_array((np.ones(judged._indices.shape[0]), judged._indices, judged._indptr), shape=width)
-        missing = mine - mine.multiply(theirs)
-        missing.eliminate_zeros()
-        if missing.nnz:
-            row = int(np.flatnonzero(np.diff(missing.indptr))[0])
-            item = int(missing.indices[missing.indptr[row]])
+            a = sp.csr_array((np.ones(self._indices.shape[0]), self._indices, self._indptr), shape=width)
+            b = sp.csr_array((np.ones(judged._indices.shape[0]), judged._indices, judged._indptr), shape=width)
+            m = (a - a.multiply(b)).tocoo()
+            m.eliminate_zeros()
+            missing = np.lexsort((m.col, m.row))
+            if missing.size:
+                row, item = int(m.row[missing[0]]), int(m.col[missing[0]])
+        if missing.size:
             raise ValueError(f"judged: item {item} of label row {row} is relevant but not judged; "
                              "the judged items of a row include its relevant ones")
 

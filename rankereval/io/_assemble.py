@@ -1,16 +1,18 @@
 """Id assembly: one integer id space for the documents of the labels and the run, one
 row per query, rankings in trec_eval's order."""
+import sys
 import warnings
 
 import numpy as np
 
 from rankereval.io._result import ReadReport, TrecData, _have, _queries
-from rankereval.io._source import _pandas, _pyarrow
+from rankereval.io._source import _pandas
 from rankereval.io._text import PackedIds
 
 
 def _is_arrow(values):
-    pa = _pyarrow()
+    """Whether ``values`` is a pyarrow array (which it can only be once pyarrow is loaded)."""
+    pa = sys.modules.get("pyarrow")
     return pa is not None and isinstance(values, pa.Array)
 
 
@@ -63,6 +65,46 @@ def _unpack_short_strings(packed):
     return pa.array(packed.astype(">u8").view("S8")).cast(pa.string())
 
 
+def _unpack_ids(packed):
+    """A NumPy unicode array of the ids packed by :func:`_pack_short_strings` (or by the
+    short-id parser): what the command line prints, without pyarrow or pandas."""
+    raw = packed.astype(">u8").view("S8")  # NumPy drops the padding NULs of each item
+    try:
+        return raw.astype("U8")  # ASCII (what the short-id parser reads)
+    except UnicodeDecodeError:
+        return np.char.decode(raw, "utf-8")
+
+
+class _PackedIdArray:
+    """Ids packed by :func:`_pack_short_strings`, unpacked when read: ``ids[i]`` (a str),
+    ``ids[codes]`` (a NumPy string array), ``len`` and iteration. The command line's document
+    ids: it looks a few up (ties, error messages) and never prints them all, so a million ids
+    stay 8 bytes each instead of a 32-byte string (and the time to make it)."""
+
+    def __init__(self, packed):
+        self.packed = packed
+
+    def __len__(self):
+        return len(self.packed)
+
+    def __getitem__(self, key):
+        got = _unpack_ids(np.atleast_1d(self.packed[key]))
+        return got[0].item() if np.ndim(self.packed[key]) == 0 else got
+
+    def __iter__(self):
+        return iter(_unpack_ids(self.packed).tolist())
+
+
+def _union_packed(u_labels, u_run):
+    """:func:`_union_ids` of packed ids (uint64 arrays, each without repeats): the joint ids
+    (a uint64 array) and the maps from each side's codes to them, from one hash table (the
+    labels' ids take codes 0, 1, ..., the run's other ids the next ones, in order)."""
+    table = PackedIds()
+    label_map = table.encode(u_labels)
+    run_map = table.encode(u_run)
+    return table.uniques(), label_map, run_map
+
+
 class _IdColumn:
     """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
     (:meth:`factorize`, as :func:`_factorize`).
@@ -110,10 +152,12 @@ class _IdColumn:
         self.parts.append(self.table.encode(packed) if packed is not None else values)
         self.lengths.append(lengths)
 
-    def factorize(self):
+    def factorize(self, packed=False):
+        """(codes, uniques); with ``packed``, the uniques of a column whose ids all were
+        short stay packed (a uint64 array, see :func:`_unpack_ids`)."""
         if self.table is not None:
             codes = _join_arrays(self.parts, np.int32)
-            uniques = _unpack_short_strings(self.table.uniques())
+            uniques = self.table.uniques() if packed else _unpack_short_strings(self.table.uniques())
         elif self.parts and self.arrow:
             codes, uniques = _factorize_chunks(self.parts)
         elif self.parts:
@@ -250,8 +294,9 @@ def _first_duplicate(q, d, n_docs):
 
 def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
               doc_word, depth=None):
+    """TrecData of the two sides; ``query_ids`` and ``doc_ids`` are pandas Indexes, or NumPy
+    arrays (the command line's reading, which needs no pandas)."""
     from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
-    import scipy.sparse as sp
 
     n_q, n_docs = len(query_ids), len(doc_ids)
 
@@ -297,24 +342,22 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     row_of = np.full(n_q, -1, dtype=row_dtype)
     row_of[row_codes] = np.arange(n_rows, dtype=row_dtype)
 
-    # ---- labels
+    # ---- labels: the judgement lines of the kept queries in (row, document) order, once
     lrow = row_of[lab.q]
     lk = lrow >= 0
     rows_l, docs_l, grades = lrow[lk], lab.d[lk], lab.value[lk]
     n_negative = int(np.count_nonzero(lab.value < 0))
-    shape = (n_rows, n_docs)
-    numeric = NumericLabels.from_matrix(
-        sp.csr_array((np.maximum(grades, 0.0), (rows_l, docs_l)), shape=shape))
+    by_row = np.lexsort((docs_l, rows_l))
+    rows_l, docs_l, grades = rows_l[by_row], docs_l[by_row], grades[by_row]
+    numeric = _labels_of(NumericLabels, rows_l, docs_l, np.maximum(grades, 0.0), n_rows, n_docs)
     relevant = grades >= relevance_level
-    binary = BinaryLabels.from_matrix(
-        sp.csr_array((np.ones(int(relevant.sum())), (rows_l[relevant], docs_l[relevant])), shape=shape))
+    binary = _labels_of(BinaryLabels, rows_l, docs_l, relevant, n_rows, n_docs)
     n_without = int(np.count_nonzero(np.diff(binary.indptr) == 0))
     # every judgement line with a grade >= 0 is a judged document (grade 0: judged not
     # relevant), as trec_eval counts them (a negative grade: in the pool, not judged), and
     # the relevant ones whatever their grade; for Bpref, Judged and RBP's residual
     judged = (grades >= 0) | relevant
-    judged_labels = BinaryLabels.from_matrix(
-        sp.csr_array((np.ones(int(judged.sum())), (rows_l[judged], docs_l[judged])), shape=shape))
+    judged_labels = _labels_of(BinaryLabels, rows_l, docs_l, judged, n_rows, n_docs)
     binary = binary.with_judged(judged_labels)
     numeric = numeric.with_judged(judged_labels)
 
@@ -397,9 +440,9 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         n_queries=int(n_rows),
         n_qrels_queries=int(in_qrels.sum()),
         n_run_queries=int(in_run.sum()),
-        missing_queries=tuple(query_ids[missing_codes]),
+        missing_queries=_ids_tuple(query_ids[missing_codes]),
         missing=missing if missing != "error" else "drop",
-        extra_queries=tuple(query_ids[extra_codes]),
+        extra_queries=_ids_tuple(query_ids[extra_codes]),
         extra=extra if extra != "error" else "drop",
         n_dropped_run_lines=int(run.n - rows_r.size),
         n_queries_without_relevant=n_without,
@@ -414,6 +457,29 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         n_truncated_queries=n_truncated,
     )
     return TrecData(binary, numeric, rankings, query_ids[row_codes], doc_ids, report)
+
+
+def _labels_of(cls, rows, docs, values, n_rows, n_docs):
+    """Labels of class ``cls`` from lines sorted by (row, document), without repeats: the
+    lines whose ``values`` are non-zero (``values``: grades, or a boolean mask for binary
+    labels), built from the sorted columns directly (no SciPy)."""
+    keep = values != 0
+    rows, docs = rows[keep], docs[keep]
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    data = None if values.dtype == bool else np.ascontiguousarray(values[keep], dtype=np.float64)
+    out = cls._from_ragged_fast(indptr, np.ascontiguousarray(docs, dtype=np.int64), data, n_docs)
+    if out is None:  # not expected (checked, sorted, unique lines): the general path says why
+        import scipy.sparse as sp
+
+        ones = np.ones(docs.size) if data is None else data
+        out = cls.from_matrix(sp.csr_array((ones, (rows, docs)), shape=(n_rows, n_docs)))
+    return out
+
+
+def _ids_tuple(ids):
+    """The ids as a tuple of Python values (a NumPy array's items unwrapped)."""
+    return tuple(ids.tolist()) if isinstance(ids, np.ndarray) else tuple(ids)
 
 
 def _r(x):
@@ -464,8 +530,10 @@ def _order(rows, key):
 
 def _id_rank(doc_ids, codes):
     """Rank of each id (by the ids' own order) among the given ids."""
-    pd = _pandas()
     values = doc_ids[codes]
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":  # the command line's ids
+        return np.unique(values, return_inverse=True)[1].astype(np.int64)
+    pd = _pandas()
     try:
         ranks, _ = pd.factorize(values, sort=True)
     except TypeError as exc:

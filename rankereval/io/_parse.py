@@ -9,8 +9,8 @@ import numpy as np
 from rankereval._threads import effective_n_threads
 from rankereval.io._assemble import _IdColumn, _join_arrays
 from rankereval.io._result import TrecFormatError
-from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _light_normalise, _pandas, _pyarrow,
-                                   _source_name)
+from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _have_pyarrow, _light_normalise, _pandas,
+                                   _pyarrow_for_reading, _source_name)
 from rankereval.io._text import parse_plain, scan_block
 
 
@@ -225,14 +225,14 @@ def _drop_extra_fields(buf, fmt):
 def _parse(src, fmt, progress, need_rank=False):
     """The :class:`_Parsed` columns of file ``src``, parsed block by block."""
     name = _source_name(src)
-    pa = _pyarrow()
-    parsed = _Parsed(name, fmt, pa is not None, need_rank)
+    arrow = _have_pyarrow()
+    parsed = _Parsed(name, fmt, arrow, need_rank)
     # the ids of a block get their codes on a second thread while the next block is parsed
     # (both loops run without the GIL); one block at a time is in flight
     helper = ThreadPoolExecutor(1) if effective_n_threads() > 1 else None
     try:
         for block in _blocks(src, progress):
-            cols = _parse_block(pa, name, block, fmt, need_rank, parsed.n_lines)
+            cols = _parse_block(arrow, name, block, fmt, need_rank, parsed.n_lines)
             del block
             parsed.add(*cols, helper=helper)
         parsed.finish()
@@ -243,7 +243,7 @@ def _parse(src, fmt, progress, need_rank=False):
     return parsed
 
 
-def _parse_block(pa, name, block, fmt, need_rank, line0):
+def _parse_block(arrow, name, block, fmt, need_rank, line0):
     """(q, d, value, rank, n_lines, lines, n_comments, n_extra) of a block of text that
     starts at line ``line0 + 1`` of the file and ends at a line end (or the file's end);
     ``q``, ``d`` and ``lines`` as :meth:`_Parsed.add` takes them.
@@ -252,12 +252,13 @@ def _parse_block(pa, name, block, fmt, need_rank, line0):
     they are parsed as they are, by ``_text.parse_plain`` when their ids are short and their
     numbers plain decimals, else by pyarrow. Other blocks are normalised first (tabs, CR-LF
     line ends, a byte order mark, comment lines, runs of spaces, extra fields of run lines).
+    ``arrow``: pyarrow is there (imported here, for the first block that needs it).
     """
     n_newlines, n_empty, irregular, special = scan_block(block)
     n_lines = n_newlines + (1 if len(block) and block[-1] != 10 else 0)
     buf, n_comments, n_extra = block, 0, 0
     bom = line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf"
-    if pa is not None and not (special or bom or irregular or need_rank):
+    if arrow and not (special or bom or irregular or need_rank):
         # short ASCII ids and plain decimal numbers (most files): read here, ids packed
         plain = parse_plain(block, fmt.ncols, fmt.columns.index("query"), fmt.columns.index("docid"),
                             fmt.columns.index(fmt.value), n_lines)
@@ -269,6 +270,7 @@ def _parse_block(pa, name, block, fmt, need_rank, line0):
         _n, n_empty, irregular, _s = scan_block(buf)
     if irregular:
         buf = _collapse_spaces(bytes(buf))
+    pa = _pyarrow_for_reading() if arrow else None
     if pa is None:
         buf, n_extra = _drop_extra_fields(bytes(buf), fmt)
         q, d, value, rank = _parse_pandas(name, buf, fmt, need_rank, line0)

@@ -21,8 +21,9 @@ _BLOCK_BYTES = 16 << 20
 
 # bytes per read of a file: the readers parse a file in blocks of this size (cut at line
 # ends), so that only one block of text and its columns are in memory at a time besides the
-# compact columns kept (about 20 bytes a line)
-_READ_BYTES = 64 << 20
+# compact columns kept (about 20 bytes a line). 32 MB: the 2M-line run of 72 MB peaked at
+# 266 MiB with 64 MB blocks, 236 MiB with 32 MB or 16 MB ones, in the same CPU time
+_READ_BYTES = 32 << 20
 
 # Which parser reads the files: "auto" (pyarrow when installed, else pandas), or one forced
 # with _forced_parser (tests run both). A context variable, not a module switch: local to
@@ -60,40 +61,68 @@ def _pyarrow():
     return pyarrow
 
 
+def _have_pyarrow():
+    """Whether the pyarrow parser (and the short-id parser that goes with it) serves the
+    readers, without importing pyarrow: a file of plain lines is read by the short-id parser
+    alone, and pyarrow (about 0.15 s of CPU to import) only comes in for a block that needs it
+    (:func:`_pyarrow_for_reading`)."""
+    parser = _PARSER.get()
+    if parser == "pandas":
+        return False
+    if parser == "pyarrow":
+        return _pyarrow() is not None  # forced: missing raises
+    import importlib.util
+
+    if sys.modules.get("pyarrow") is not None:
+        return True
+    try:
+        return importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):  # e.g. sys.modules["pyarrow"] = None: import blocked
+        return False
+
+
 _POOL_LOCK = threading.Lock()
-_POOL_STATE = {"depth": 0, "previous": None}  # readers inside _arrow_memory, the pool to restore
+# readers inside _arrow_memory, whether the pool was switched, the pool to restore
+_POOL_STATE = {"depth": 0, "switched": False, "previous": None}
 
 
 @contextlib.contextmanager
 def _arrow_memory():
-    """Within the block, pyarrow allocates from jemalloc where it has it: jemalloc hands
-    freed blocks back to the system, which keeps the peak memory of reading a large file
-    near the file's size plus its columns (mimalloc, pyarrow's default on most platforms,
-    keeps them: about 1.2 GB instead of 1.0-1.1 GB for a 378 MB run file). Buffers remember
-    their pool, so switching back is safe; readers in several threads share one switch (the
-    first sets it, the last restores it). Without pyarrow or jemalloc this does nothing."""
-    pa = _pyarrow()
-    if pa is None:
-        yield
-        return
-    try:
-        pool = pa.jemalloc_memory_pool()
-    except (NotImplementedError, pa.ArrowNotImplementedError):
-        yield
-        return
+    """Within the block, pyarrow allocates from jemalloc where it has it (once
+    :func:`_pyarrow_for_reading` brought pyarrow in): jemalloc hands freed blocks back to the
+    system, which keeps the peak memory of reading a large file near the file's size plus its
+    columns (mimalloc, pyarrow's default on most platforms, keeps them: about 1.2 GB instead of
+    1.0-1.1 GB for a 378 MB run file). Buffers remember their pool, so switching back is safe;
+    readers in several threads share one switch (the first to need pyarrow sets it, the last
+    reader out restores it). Without pyarrow or jemalloc this does nothing."""
     with _POOL_LOCK:
-        if _POOL_STATE["depth"] == 0:
-            _POOL_STATE["previous"] = pa.default_memory_pool()
-            pa.set_memory_pool(pool)
         _POOL_STATE["depth"] += 1
     try:
         yield
     finally:
         with _POOL_LOCK:
             _POOL_STATE["depth"] -= 1
-            if _POOL_STATE["depth"] == 0:
-                pa.set_memory_pool(_POOL_STATE["previous"])
-                _POOL_STATE["previous"] = None
+            if _POOL_STATE["depth"] == 0 and _POOL_STATE["switched"]:
+                sys.modules["pyarrow"].set_memory_pool(_POOL_STATE["previous"])
+                _POOL_STATE["switched"], _POOL_STATE["previous"] = False, None
+
+
+def _pyarrow_for_reading():
+    """:func:`_pyarrow`, with the memory pool of :func:`_arrow_memory` switched to jemalloc
+    when a reader is inside it."""
+    pa = _pyarrow()
+    if pa is None:
+        return None
+    with _POOL_LOCK:
+        if _POOL_STATE["depth"] and not _POOL_STATE["switched"]:
+            try:
+                pool = pa.jemalloc_memory_pool()
+            except (NotImplementedError, pa.ArrowNotImplementedError):
+                return pa
+            _POOL_STATE["previous"] = pa.default_memory_pool()
+            pa.set_memory_pool(pool)
+            _POOL_STATE["switched"] = True
+    return pa
 
 
 def _source_name(src):
@@ -149,8 +178,10 @@ def _blocks(src, progress):
                 bar = None
         try:
             # one buffer, reused: each block is a view of it, valid until the next is asked
-            # for (a fresh 64 MB object per block would cost a page fault per 4 kB each time)
-            buf = bytearray(_READ_BYTES)
+            # for (a fresh 64 MB object per block would cost a page fault per 4 kB each time);
+            # no larger than a plain file (a 64 MB buffer, zeroed, for a 78 kB qrels file was
+            # most of the memory and a share of the time of reading an everyday file)
+            buf = bytearray(_READ_BYTES if stream is not raw else max(1, min(_READ_BYTES, size + 1)))
             held, done = 0, 0  # bytes at the start of buf carried over from the last read
             while True:
                 if held == len(buf):  # a line longer than the buffer: a larger one
