@@ -161,6 +161,38 @@ static inline bool re_flag(T v, T t) {
     return re_score<T>::gt(v, t) | re_score<T>::bad(v);
 }
 
+/* The instruction sets: chosen once, at run time, here, and nowhere else; their kernels in
+ * one file each (_topk_avx2.h, _topk_avx512.h). Without them (another compiler or CPU),
+ * the portable scan, which the compiler vectorises for SSE2. */
+enum re_isa { RE_ISA_BASE, RE_ISA_AVX2, RE_ISA_AVX512 };
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define RE_TOPK_X86 1
+#include <immintrin.h>
+#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
+
+/* RANKEREVAL_DISABLE_AVX512 keeps AVX2, RANKEREVAL_DISABLE_AVX2 the portable kernels (set
+ * before the first call; for tests and measurements) */
+static inline int re_topk_isa() {
+    static const int isa = !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c") ||
+                                   std::getenv("RANKEREVAL_DISABLE_AVX2")
+                               ? RE_ISA_BASE
+                           : !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("popcnt") ||
+                                     std::getenv("RANKEREVAL_DISABLE_AVX512")
+                               ? RE_ISA_AVX2
+                               : RE_ISA_AVX512;
+    return isa;
+}
+struct re_readahead;
+/* _topk_avx512.h: the winners' words sorted (re_topk::write_packed) */
+RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t k, uint64_t* tmp, re_readahead& ra);
+#else
+#define RE_TOPK_X86 0
+static inline int re_topk_isa() {
+    return RE_ISA_BASE;
+}
+#endif
+
 /* Reading the thread's next row ahead, a cache line at a time, while this row is worked on
  * (re_topk_dense): the work of a row alternates between reading memory (the scan) and
  * computing on what it read (the sample's selection, the winners' sort), and without
@@ -469,6 +501,12 @@ struct re_topk {
             hi = c > hi ? c : hi;
         }
         const Py_ssize_t len = n < k ? n : k;
+#if RE_TOPK_X86
+        if (re_topk_isa() == RE_ISA_AVX512) { /* the words are distinct: any sort gives the rule's order */
+            re_sort_words_avx512(other, n, len, words, ra);
+            return out_words(other, len, shift, out);
+        }
+#endif
         const int bits = re_bit_width(hi - lo);
         /* the fewest passes, or one more when a pass over n words costs less than the
          * counts of the wider digits (a few winners: 2 passes of 6 bits, not 1 of 11) */
@@ -594,7 +632,7 @@ struct re_topk {
  * room, n < cap, at each write. A compaction in the middle of a block raises t, and the
  * rest of the block is kept anyway: an entry at or below t sorts after the k better ones * (ties by id: it comes later) and is dropped by the next compaction or the final sort. */
 template <typename M, typename T, typename ID>
-static RE_ALWAYS_INLINE void re_scan_blocks(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
+static inline void re_scan_blocks(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
     Py_ssize_t j = 0;
     for (; j < m && !st.have_t; ++j) st.offer(row[j], j);
     if (j + RE_TOPK_BLOCK <= m) {
@@ -643,6 +681,11 @@ static RE_ALWAYS_INLINE void re_scan_blocks(const T* row, Py_ssize_t m, re_topk<
     for (; j < m; ++j)
         if (re_flag(row[j], st.t)) st.offer(row[j], j);
 }
+
+#if RE_TOPK_X86
+#include "_topk_avx2.h"
+#include "_topk_avx512.h"
+#endif
 
 /* A first threshold for a dense row, from a sample of its finite scores: the score that
  * r ~ mu + 2 sqrt(mu) + 2 sampled scores reach, where mu = sample * k / m is the expected
@@ -726,11 +769,20 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     Py_ssize_t n_ok = 0;
     uint32_t lo = 0xffffffffu, hi = 0;
     re_key_window<T> win;
-    re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win);
+#if RE_TOPK_X86
+    const bool avx512 = re_topk_isa() == RE_ISA_AVX512; /* the keys: float32, float64, int64 */
+    if (!(avx512 && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win)))
+#endif
+        re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win);
     const Py_ssize_t r = re_sample_rank(n_ok, k, m);
     if (r > n_ok / 4) return false; /* k is too large a part of the row for the sample to help */
     uint32_t answer = hi; /* all sampled keys equal: the threshold is their score */
     const int top = re_bit_width(hi - lo) - 1; /* the highest bit of the keys' range */
+#if RE_TOPK_X86
+    if (top >= 0 && avx512) {
+        answer = re_sample_kth_avx512(key, ns, r, lo, hi, sub);
+    } else
+#endif
     if (top >= 0) {
         /* the histogram of digit = (key >> shift) - (lo >> shift): 11 bits of the range
          * (2^11 + 1 values: the range's top bits may carry into one more) */
@@ -776,34 +828,6 @@ static inline bool re_sampled_threshold_f32(const float* row, Py_ssize_t m, Py_s
     re_readahead ra;
     return k < m && re_sample_threshold(row, m, k, (float*) sample, t, ra);
 }
-
-/* The instruction sets: chosen once, at run time, here, and nowhere else; their kernels in
- * one file each (_topk_avx2.h, _topk_avx512.h). Without them (another compiler or CPU),
- * the portable scan, which the compiler vectorises for SSE2. */
-enum re_isa { RE_ISA_BASE, RE_ISA_AVX2, RE_ISA_AVX512 };
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define RE_TOPK_X86 1
-#include <immintrin.h>
-#include "_topk_avx2.h"
-#include "_topk_avx512.h"
-
-/* RANKEREVAL_DISABLE_AVX512 keeps AVX2, RANKEREVAL_DISABLE_AVX2 the portable kernels (set
- * before the first call; for tests and measurements) */
-static inline int re_topk_isa() {
-    static const int isa = !__builtin_cpu_supports("avx2") || std::getenv("RANKEREVAL_DISABLE_AVX2") ? RE_ISA_BASE
-                           : !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("popcnt") ||
-                                     std::getenv("RANKEREVAL_DISABLE_AVX512")
-                               ? RE_ISA_AVX2
-                               : RE_ISA_AVX512;
-    return isa;
-}
-#else
-#define RE_TOPK_X86 0
-static inline int re_topk_isa() {
-    return RE_ISA_BASE;
-}
-#endif
 
 /* The dense scan of a row: the compress scan where it applies (AVX-512), else the block
  * scan compiled for the best instruction set at hand. */

@@ -25,8 +25,6 @@
 #ifndef RANKEREVAL_TOPK_AVX512_H
 #define RANKEREVAL_TOPK_AVX512_H
 
-#define RE_AVX512 __attribute__((target("avx512f,popcnt")))
-
 /* The vectors of the compress scan for each score type: a block of RE_TOPK_BLOCK scores as
  * VECS vectors of LANES; its exclusions, bits of the row's mask, as a mask per vector; a
  * vector's scores above t; and whether any score is NaN or infinite (integers: none). */
@@ -257,5 +255,346 @@ RE_COMPRESS_TYPE(double)
 RE_COMPRESS_TYPE(int32_t)
 RE_COMPRESS_TYPE(int64_t)
 #undef RE_COMPRESS_TYPE
+
+
+/* The sample's keys (re_sample_threshold) with AVX-512, for float32 rows: RE_TOPK_SAMPLE_RUN
+ * (32) scores a chunk as two vectors, NaN and infinite scores with key 0 (and not counted
+ * in n_ok), and the smallest and largest key; float64 and int64 rows below. Returns false
+ * for the other types. */
+template <typename T>
+static inline bool re_sample_keys_avx512(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*,
+                                         uint32_t*, re_readahead&, re_key_window<T>*) {
+    return false;
+}
+RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+                                                    Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra,
+                                                    re_key_window<float>*) {
+    const __m512i inf = _mm512_set1_epi32(0x7f800000), magnitude = _mm512_set1_epi32(0x7fffffff);
+    const __m512i sign = _mm512_set1_epi32((int) 0x80000000u);
+    __m512i vlo = _mm512_set1_epi32(-1), vhi = _mm512_setzero_si512();
+    int ok = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const float* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 f = _mm512_add_ps(_mm512_loadu_ps(p + 16 * h), _mm512_setzero_ps()); /* -0.0: +0.0 */
+            const __m512i b = _mm512_castps_si512(f);
+            const __mmask16 good = _mm512_cmplt_epu32_mask(_mm512_and_si512(b, magnitude), inf);
+            /* re_score<float>::ukey: negative, all bits flipped; else the sign bit set */
+            const __m512i u = _mm512_xor_si512(b, _mm512_or_si512(_mm512_srai_epi32(b, 31), sign));
+            const __m512i kk = _mm512_maskz_mov_epi32(good, u);
+            _mm512_storeu_si512((void*) (key + 32 * c + 16 * h), kk);
+            vlo = _mm512_min_epu32(vlo, kk);
+            vhi = _mm512_max_epu32(vhi, kk);
+            ok += __builtin_popcount((unsigned) good);
+        }
+    }
+    *n_ok = ok;
+    *lo = _mm512_reduce_min_epu32(vlo);
+    *hi = _mm512_reduce_max_epu32(vhi);
+    return true;
+}
+
+/* The same for 64-bit scores, 8 a vector: re_score<T>::ukey of the finite sampled scores
+ * (float64: -0.0 made +0.0, negative scores' bits all flipped, the others' sign bit set;
+ * int64: the sign bit flipped) and their range, which sets the window of the 32-bit keys
+ * (re_key_window), then the keys; as re_sample_keys does one score at a time (32 scores a
+ * chunk: 4 vectors), with the same thresholds (checked on 6 000 rows with NaN, +-inf, -0.0
+ * and the extremes of either type). 20 000 x 20 000 scores with 1M exclusions, 2 threads,
+ * against the scalar keys in one process taking turns: float64 0.88-0.89x the time at
+ * k = 10, 100 and 1000, int64 0.92-0.94x. */
+RE_AVX512 static inline __m512i re_ukeys_avx512(const double* p, __mmask8* good) {
+    const __m512i b = _mm512_castpd_si512(_mm512_add_pd(_mm512_loadu_pd(p), _mm512_setzero_pd()));
+    *good = _mm512_cmplt_epu64_mask(_mm512_and_si512(b, _mm512_set1_epi64(0x7fffffffffffffffll)),
+                                    _mm512_set1_epi64(0x7ff0000000000000ll));
+    return _mm512_xor_si512(b, _mm512_or_si512(_mm512_srai_epi64(b, 63), _mm512_set1_epi64((long long) (1ull << 63))));
+}
+RE_AVX512 static inline __m512i re_ukeys_avx512(const int64_t* p, __mmask8* good) {
+    *good = 0xff;
+    return _mm512_xor_si512(_mm512_loadu_si512((const void*) p), _mm512_set1_epi64((long long) (1ull << 63)));
+}
+template <typename T>
+RE_AVX512 static inline bool re_sample_keys_avx512_64(const T* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+                                                       Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra,
+                                                       re_key_window<T>* win) {
+    __m512i ulo = _mm512_set1_epi64(-1), uhi = _mm512_setzero_si512();
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        const T* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int q = 0; q < 4; ++q) {
+            __mmask8 good;
+            const __m512i u = re_ukeys_avx512(p + 8 * q, &good);
+            ulo = _mm512_mask_min_epu64(ulo, good, ulo, u);
+            uhi = _mm512_mask_max_epu64(uhi, good, uhi, u);
+        }
+    }
+    const uint64_t l = _mm512_reduce_min_epu64(ulo), h = _mm512_reduce_max_epu64(uhi);
+    if (l <= h) {
+        win->base = l;
+        win->shift = re_shift_to_32(h - l);
+    }
+    const __m512i base = _mm512_set1_epi64((long long) win->base);
+    const __m128i shift = _mm_cvtsi32_si128(win->shift);
+    __m256i klo = _mm256_set1_epi32(-1), khi = _mm256_setzero_si256();
+    int ok = 0;
+    for (Py_ssize_t c = 0; c < chunks; ++c) {
+        ra.steps(6);
+        const T* p = row + (c * (m - 32)) / (chunks - 1);
+        for (int q = 0; q < 4; ++q) {
+            __mmask8 good;
+            const __m512i u = re_ukeys_avx512(p + 8 * q, &good);
+            const __m256i k = _mm512_maskz_cvtepi64_epi32(good, _mm512_srl_epi64(_mm512_sub_epi64(u, base), shift));
+            _mm256_storeu_si256((__m256i*) (key + 32 * c + 8 * q), k);
+            klo = _mm256_min_epu32(klo, k);
+            khi = _mm256_max_epu32(khi, k);
+            ok += __builtin_popcount((unsigned) good);
+        }
+    }
+    uint32_t kl[8], kh[8];
+    _mm256_storeu_si256((__m256i*) kl, klo);
+    _mm256_storeu_si256((__m256i*) kh, khi);
+    *lo = *std::min_element(kl, kl + 8);
+    *hi = *std::max_element(kh, kh + 8);
+    *n_ok = ok;
+    return true;
+}
+#define RE_SAMPLE_KEYS_64(T)                                                                             \
+    RE_AVX512 static inline bool re_sample_keys_avx512(const T* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key, \
+                                                       Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra, \
+                                                       re_key_window<T>* win) {                                  \
+        return re_sample_keys_avx512_64(row, m, chunks, key, n_ok, lo, hi, ra, win);                             \
+    }
+RE_SAMPLE_KEYS_64(double)
+RE_SAMPLE_KEYS_64(int64_t)
+#undef RE_SAMPLE_KEYS_64
+
+/* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
+ * keys at once (16 compared a vector, without the histogram, whose increments of a few
+ * popular counters form chains through memory): the largest key with at least r of the
+ * keys at or above it. The keys become their offsets from the smallest, lo (in place), and
+ * the offset is searched bit by bit from the highest bit of the keys' range, hi - lo, down
+ * to 21 bits below it (the answer rounded down there: a few more scores pass). A range
+ * rather than the highest bit where two keys differ: integer scores of either sign differ
+ * in the sign bit whatever their range, and rounding 21 bits below it lost the bits of
+ * small integers (k = 1000 of 20 000 int32 scores within +-4 000 let three times k pass
+ * instead of a third more). The first 8 bits are searched on all the keys, the others on
+ * only those left between the bounds (into sub, room for ns keys): for standard normal
+ * scores about a seventh of them (with 20 000 float32 scores a row the whole row took
+ * 0.97x the time at k = 1000, 0.92-0.96x at k = 10, on an Intel Xeon). ns is a multiple
+ * of 32. */
+RE_AVX512 static inline Py_ssize_t re_count_at_least_avx512(const uint32_t* key, Py_ssize_t n, uint32_t c) {
+    const __m512i vc = _mm512_set1_epi32((int) c);
+    int n0 = 0, n1 = 0; /* two sums: the comparisons of a step do not wait for each other */
+    Py_ssize_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        n0 += __builtin_popcount((unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i)), vc));
+        n1 += __builtin_popcount(
+            (unsigned) _mm512_cmpge_epu32_mask(_mm512_loadu_si512((const void*) (key + i + 16)), vc));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = (__mmask16) (n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        n0 += __builtin_popcount((unsigned) _mm512_mask_cmpge_epu32_mask(m, _mm512_maskz_loadu_epi32(m, key + i), vc));
+    }
+    return n0 + n1;
+}
+
+RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
+                                               uint32_t* sub) {
+    enum { COARSE = 8 };
+    const __m512i vlo = _mm512_set1_epi32((int) lo);
+    for (Py_ssize_t i = 0; i < ns; i += 16)
+        _mm512_storeu_si512((void*) (key + i), _mm512_sub_epi32(_mm512_loadu_si512((const void*) (key + i)), vlo));
+    const int top = re_bit_width(hi - lo) - 1;
+    const int low = top > 21 ? top - 21 : 0;
+    const int fine = top - COARSE >= low ? top - COARSE : low - 1; /* the highest bit searched in sub */
+    uint32_t answer = 0; /* every offset is >= 0, and r <= ns */
+    int bit = top;
+    for (; bit > fine; --bit) {
+        const uint32_t c = answer | (1u << bit);
+        answer = re_count_at_least_avx512(key, ns, c) >= r ? c : answer;
+    }
+    if (bit < low) return lo + answer;
+    /* the r-th largest offset is in [answer, answer + 2^(fine + 1)): the offsets there into
+     * sub, and those above counted, then the rest of the bits on sub alone */
+    const __m128i width = _mm_cvtsi32_si128(fine + 1);
+    const __m512i prefix = _mm512_set1_epi32((int) (answer >> (fine + 1)));
+    Py_ssize_t above = 0, nsub = 0;
+    for (Py_ssize_t i = 0; i < ns; i += 16) {
+        const __m512i v = _mm512_loadu_si512((const void*) (key + i));
+        const __m512i p = _mm512_srl_epi32(v, width);
+        const __mmask16 in = _mm512_cmpeq_epi32_mask(p, prefix);
+        above += __builtin_popcount((unsigned) _mm512_cmpgt_epu32_mask(p, prefix));
+        const int n_in = __builtin_popcount((unsigned) in); /* a compress into memory is slow on a Zen 4 */
+        _mm512_mask_storeu_epi32(sub + nsub, (__mmask16) ((1u << n_in) - 1), _mm512_maskz_compress_epi32(in, v));
+        nsub += n_in;
+    }
+    const Py_ssize_t need = r - above;
+    for (; bit >= low; --bit) {
+        const uint32_t c = answer | (1u << bit);
+        answer = re_count_at_least_avx512(sub, nsub, c) >= need ? c : answer;
+    }
+    return lo + answer;
+}
+
+/* The same with AVX2, 8 keys a vector: the offsets with their top bit flipped (into
+ * flipped, ns keys) compare as signed integers, and an offset is >= c when it is > c - 1
+
+/* Sorting distinct 64-bit words in ascending order with AVX-512 (re_sort_words_avx512), for
+ * the winners of a row as words of key and id (re_topk::write_packed): a quicksort whose
+ * partitions are vectorised (8 words compared with the pivot at a time, the two sides
+ * gathered by vpcompressq), down to segments of at most 32 words, which a sorting network
+ * sorts in four registers. Only the segments that hold one of the first k positions are
+ * sorted. No branch depends on a word except the one per segment; the LSD radix sort it
+ * replaces spends about 10 ns a word on 1 300 winners (three passes of scattered stores),
+ * this about 2.
+ *
+ * The network is the bitonic sort written with ascending comparators only: merging two
+ * sorted halves of 2m compares lane i with lane 2m - 1 - i (a "flip"), then each half is
+ * sorted by half-cleaners of distances m / 2, ..., 1. A comparator stage in one register
+ * is a permutation (each lane's partner), a min, a max and a blend (which lanes keep the
+ * max). */
+RE_AVX512 static inline __m512i re_cx8(__m512i v, __m512i partner, __mmask8 take_max) {
+    const __m512i p = _mm512_permutexvar_epi64(partner, v);
+    return _mm512_mask_blend_epi64(take_max, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+}
+
+/* pairs at distance 1, 2 and 4 (half-cleaners), and the flips of blocks of 4 and 8 */
+#define RE_D1 _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6), (__mmask8) 0xaa
+#define RE_D2 _mm512_setr_epi64(2, 3, 0, 1, 6, 7, 4, 5), (__mmask8) 0xcc
+#define RE_D4 _mm512_setr_epi64(4, 5, 6, 7, 0, 1, 2, 3), (__mmask8) 0xf0
+#define RE_F4 _mm512_setr_epi64(3, 2, 1, 0, 7, 6, 5, 4), (__mmask8) 0xcc
+#define RE_F8 _mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), (__mmask8) 0xf0
+
+/* a bitonic sequence of 8 sorted */
+RE_AVX512 static inline __m512i re_clean8(__m512i v) {
+    return re_cx8(re_cx8(re_cx8(v, RE_D4), RE_D2), RE_D1);
+}
+
+/* any 8 sorted */
+RE_AVX512 static inline __m512i re_sort8(__m512i v) {
+    v = re_cx8(v, RE_D1);                  /* sorted pairs */
+    v = re_cx8(re_cx8(v, RE_F4), RE_D1);   /* sorted fours */
+    return re_cx8(re_cx8(re_cx8(v, RE_F8), RE_D2), RE_D1);
+}
+
+RE_AVX512 static inline __m512i re_rev8(__m512i v) {
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), v);
+}
+
+/* a and b sorted: a, b become the 16 sorted (the flip across the two, then half-cleaners;
+ * the upper half is left reversed, which keeps it bitonic) */
+RE_AVX512 static inline void re_merge16(__m512i& a, __m512i& b) {
+    const __m512i rb = re_rev8(b);
+    const __m512i lo = _mm512_min_epu64(a, rb), hi = _mm512_max_epu64(a, rb);
+    a = re_clean8(lo);
+    b = re_clean8(hi);
+}
+
+/* (a, b) and (c, d) sorted 16s: the 32 sorted */
+RE_AVX512 static inline void re_merge32(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
+    const __m512i rd = re_rev8(d), rc = re_rev8(c);
+    const __m512i l0 = _mm512_min_epu64(a, rd), l1 = _mm512_min_epu64(b, rc); /* the lower 16, bitonic */
+    const __m512i u0 = _mm512_max_epu64(a, rd), u1 = _mm512_max_epu64(b, rc); /* the upper, reversed */
+    a = re_clean8(_mm512_min_epu64(l0, l1)); /* half-cleaners of distance 8, then of 4, 2, 1 */
+    b = re_clean8(_mm512_max_epu64(l0, l1));
+    c = re_clean8(_mm512_min_epu64(u0, u1));
+    d = re_clean8(_mm512_max_epu64(u0, u1));
+}
+
+/* w[0:len] sorted, 0 < len <= 32: masked loads fill the missing lanes with the largest word */
+RE_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
+    const __m512i top = _mm512_set1_epi64(-1);
+    __mmask8 m[4];
+    for (int r = 0; r < 4; ++r) {
+        const Py_ssize_t in = len - 8 * r;
+        m[r] = (__mmask8) (in >= 8 ? 0xff : in > 0 ? (1u << in) - 1 : 0);
+    }
+    __m512i a = re_sort8(_mm512_mask_loadu_epi64(top, m[0], w));
+    if (len <= 8) {
+        _mm512_mask_storeu_epi64(w, m[0], a);
+        return;
+    }
+    __m512i b = re_sort8(_mm512_mask_loadu_epi64(top, m[1], w + 8));
+    re_merge16(a, b);
+    if (len > 16) {
+        __m512i c = re_sort8(_mm512_mask_loadu_epi64(top, m[2], w + 16));
+        __m512i d = re_sort8(_mm512_mask_loadu_epi64(top, m[3], w + 24));
+        re_merge16(c, d);
+        re_merge32(a, b, c, d);
+        _mm512_mask_storeu_epi64(w + 16, m[2], c);
+        _mm512_mask_storeu_epi64(w + 24, m[3], d);
+    }
+    _mm512_storeu_si512((void*) w, a);
+    _mm512_mask_storeu_epi64(w + 8, m[1], b);
+}
+
+/* Split w[0:len] (len > 32) around a pivot, the median of three of its words: those at
+ * most the pivot first (stored back in place: the write position never passes the read
+ * position), the others gathered in tmp and copied after them. Returns how many are at
+ * most the pivot: at least 2 and at most len - 1, the words being distinct. */
+RE_AVX512 static inline Py_ssize_t re_partition_words(uint64_t* w, Py_ssize_t len, uint64_t* tmp, re_readahead& ra) {
+    uint64_t a = w[0], b = w[len / 2], c = w[len - 1];
+    if (a > b) std::swap(a, b);
+    if (b > c) b = a > c ? a : c; /* the median */
+    const __m512i pivot = _mm512_set1_epi64((long long) b);
+    Py_ssize_t nl = 0, nr = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        if (i & 8) ra.step(); /* a line per 16 words: about 8 ns */
+        const __m512i v = _mm512_loadu_si512((const void*) (w + i));
+        const __mmask8 le = _mm512_cmple_epu64_mask(v, pivot);
+        const int n_le = __builtin_popcount((unsigned) le);
+        _mm512_mask_storeu_epi64(w + nl, (__mmask8) ((1u << n_le) - 1), _mm512_maskz_compress_epi64(le, v));
+        _mm512_mask_storeu_epi64(tmp + nr, (__mmask8) (0xffu >> n_le), _mm512_maskz_compress_epi64((__mmask8) ~le, v));
+        nl += n_le;
+        nr += 8 - n_le;
+    }
+    if (i < len) {
+        const __mmask8 in = (__mmask8) ((1u << (len - i)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi64(in, w + i);
+        const __mmask8 le = _mm512_mask_cmple_epu64_mask(in, v, pivot), gt = in & (__mmask8) ~le;
+        const int n_le = __builtin_popcount((unsigned) le), n_gt = __builtin_popcount((unsigned) gt);
+        _mm512_mask_storeu_epi64(w + nl, (__mmask8) ((1u << n_le) - 1), _mm512_maskz_compress_epi64(le, v));
+        _mm512_mask_storeu_epi64(tmp + nr, (__mmask8) ((1u << n_gt) - 1), _mm512_maskz_compress_epi64(gt, v));
+        nl += n_le;
+        nr += n_gt;
+    }
+    std::memcpy(w + nl, tmp, (size_t) nr * sizeof(uint64_t));
+    return nl;
+}
+
+/* w[0:n] (distinct words) rearranged so that w[0:min(n, k)] are the smallest, ascending;
+ * tmp: room for n words. A segment that quicksort splits unevenly too often is sorted by
+ * std::sort instead (the words being distinct, any correct sort gives the same result). */
+RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t k, uint64_t* tmp, re_readahead& ra) {
+    struct segment {
+        Py_ssize_t lo, hi;
+        int depth;
+    };
+    enum { MAX_DEPTH = 48 };
+    segment stack[MAX_DEPTH + 2];
+    int top = 0;
+    stack[top++] = segment{0, n, 0};
+    while (top) {
+        const segment s = stack[--top];
+        if (s.lo >= k) continue; /* none of the first k positions */
+        const Py_ssize_t len = s.hi - s.lo;
+        if (len <= 32) {
+            ra.steps(4);
+            if (len > 1) re_sort_small(w + s.lo, len);
+        } else if (s.depth >= MAX_DEPTH) {
+            std::sort(w + s.lo, w + s.hi);
+        } else {
+            const Py_ssize_t nl = re_partition_words(w + s.lo, len, tmp, ra);
+            stack[top++] = segment{s.lo + nl, s.hi, s.depth + 1};
+            stack[top++] = segment{s.lo, s.lo + nl, s.depth + 1};
+        }
+    }
+}
+
+#undef RE_D1
+#undef RE_D2
+#undef RE_D4
+#undef RE_F4
+#undef RE_F8
 
 #endif /* RANKEREVAL_TOPK_AVX512_H */
