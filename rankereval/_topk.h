@@ -1,3 +1,54 @@
+/* Top-k selection of Rankings.from_scores (the row kernels of _topk.pyx).
+ *
+ * The rule: items by descending score, ties by ascending item id; excluded items (not in
+ * valid_items, or in invalid_items) are never ranked; NaN and infinite scores of candidates
+ * are dropped and counted.
+ *
+ * The algorithm, written once here (the portable core); one pass per row reads each score
+ * once, in its own type (float16 as its bits, float32, float64, any integer):
+ *
+ * - Candidates are visited in ascending item id. Until the buffer holds `cap` (>= k + 32,
+ *   or every candidate of the row) of them, every candidate is appended. Then the buffer is
+ *   *compacted* to the k best (selection on a copy of the values, then a stable filter, so
+ *   the buffer stays in id order) and the k-th best value becomes the threshold t. A wide
+ *   dense row (8 192 scores or more) starts instead from a threshold estimated on a sample
+ *   of the row (re_sample_threshold), with a second pass in the rare case that fewer than k
+ *   scores pass it; where many scores pass it, the buffer has room for them all in nearly
+ *   every row (re_topk_cap).
+ * - From then on a candidate is kept only when its score is strictly above t: an item with
+ *   score equal to t comes later in id order than the k-th best item, so it loses the tie.
+ *   The dense scan tests a block of 32 scores at a time against t and visits only the
+ *   flagged ones, without a branch per score (re_scan_blocks); a compaction, when the
+ *   buffer might fill, happens between blocks. Exclusions (the sorted CSR row of
+ *   invalid_items) are merged in only for blocks with flagged scores.
+ * - At the end the winners are sorted by descending score, ties in ascending id, and the
+ *   first k kept: short lists by insertion sort; for ids of up to 32 bits, as 64-bit words
+ *   of an order-preserving key (inverted, less the smallest) above the id, which are
+ *   distinct, so that any sort of the words gives the rule's order (64-bit keys that span
+ *   2^32 or more: their top 32 bits above the index in the buffer, and the rare runs of
+ *   equal top bits ordered after the sort, re_topk::out_words), by an LSD radix sort on the
+ *   key bits that differ (re_topk::write_packed); 64-bit ids: a stable LSD radix sort of
+ *   the entries.
+ * - All along, the thread's next row is requested a cache line at a time (re_readahead),
+ *   interleaved with the work on this row.
+ *
+ * The instruction sets (re_topk_isa, the one run-time choice; a file each):
+ * - _topk_avx2.h: the block scan compiled for AVX2 and F16C, with its block test of
+ *   float32, float64 and float16 scores written with AVX2 (8 scores an instruction).
+ * - _topk_avx512.h: the compress scan (where many scores pass the sampled threshold,
+ *   k >= m / 256: the ids of the passing scores moved together by vpcompressd, no branch on
+ *   the scores), the sample's keys and the bisection of its threshold, and a quicksort of
+ *   the winners' words with vectorised partitions and a sorting network.
+ * Each was kept for gaining at least 1.25x over the portable core at some workload of
+ * benchmarks/bench_topk.py (its --paths run; docs/guide/performance.rst); the other
+ * special paths of earlier versions (an AVX2 compress scan, AVX2 sample keys and
+ * bisection, bucket sorts, SSE2 block tests, words gathered straight from the scan's ids)
+ * were removed.
+ *
+ * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
+ * words, cap words or values, each with 16 spare) + the sample's keys (cap <= the row
+ * length), then the compress scan's exclusion mask, a bit per score of a dense row.
+ */
 #ifndef RANKEREVAL_TOPK_H
 #define RANKEREVAL_TOPK_H
 
@@ -183,9 +234,6 @@ static inline int re_topk_isa() {
                                : RE_ISA_AVX512;
     return isa;
 }
-struct re_readahead;
-/* _topk_avx512.h: the winners' words sorted (re_topk::write_packed) */
-RE_AVX512 static void re_sort_words_avx512(uint64_t* w, Py_ssize_t n, Py_ssize_t k, uint64_t* tmp, re_readahead& ra);
 #else
 #define RE_TOPK_X86 0
 static inline int re_topk_isa() {
@@ -336,6 +384,19 @@ static inline size_t re_topk_scratch_fixed(Py_ssize_t cap) {
 static inline size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) {
     return re_topk_scratch_fixed(cap) + ((size_t) m + 15) / 16 * sizeof(uint16_t);
 }
+#if RE_TOPK_X86
+/* _topk_avx512.h: the winners' words and keys made (float32 scores, int32 ids; false for
+ * the others) and sorted by buckets (re_topk::write_packed) */
+template <typename T, typename ID>
+static inline bool re_words_avx512(const re_entry<T, ID>*, Py_ssize_t, uint32_t*, uint64_t*, uint32_t*, uint32_t*) {
+    return false;
+}
+RE_AVX512 static bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
+                                      uint64_t* words, uint32_t* lo, uint32_t* hi);
+RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                            uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra);
+#endif
+
 /* The selection state of one row. */
 template <typename T, typename ID>
 struct re_topk {
@@ -492,21 +553,28 @@ struct re_topk {
         enum { MAX_BITS = 11, MAX_PASSES = 3 };
         uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
+        uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
         /* the keys (inverted: ascending order is descending score) and the words */
         uint32_t lo = 0xffffffffu, hi = 0;
+#if RE_TOPK_X86
+        const bool avx512 = re_topk_isa() == RE_ISA_AVX512;
+        if (!(avx512 && re_words_avx512(buf, n, key, other, &lo, &hi)))
+#endif
         for (Py_ssize_t i = 0; i < n; ++i) {
             const uint32_t c = (uint32_t) ((U) ((U) ~S::ukey(buf[i].v) - kbase) >> shift);
+            key[i] = c;
             other[i] = (uint64_t) c << 32 | (shift ? (uint32_t) i : (uint32_t) buf[i].id);
             lo = c < lo ? c : lo;
             hi = c > hi ? c : hi;
         }
         const Py_ssize_t len = n < k ? n : k;
 #if RE_TOPK_X86
-        if (re_topk_isa() == RE_ISA_AVX512) { /* the words are distinct: any sort gives the rule's order */
-            re_sort_words_avx512(other, n, len, words, ra);
-            return out_words(other, len, shift, out);
-        }
+        /* the words are distinct: any sort gives the rule's order */
+        if (avx512 && re_bucket_sort_avx512(other, key, n, len, lo, hi, words,
+                                            (uint32_t*) (base + re_topk_scratch_counts(cap)), ra))
+            return out_words(words, len, shift, out);
 #endif
+        /* the radix sort (keys bunched together, or without AVX-512), from the words */
         const int bits = re_bit_width(hi - lo);
         /* the fewest passes, or one more when a pass over n words costs less than the
          * counts of the wider digits (a few winners: 2 passes of 6 bits, not 1 of 11) */
