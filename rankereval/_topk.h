@@ -37,13 +37,14 @@
  *   float32, float64 and float16 scores written with AVX2 (8 scores an instruction).
  * - _topk_avx512.h: the compress scan (where many scores pass the sampled threshold,
  *   k >= m / 256: the ids of the passing scores moved together by vpcompressd, no branch on
- *   the scores), the sample's keys and the bisection of its threshold, and a quicksort of
- *   the winners' words with vectorised partitions and a sorting network.
- * Each was kept for gaining at least 1.25x over the portable core at some workload of
- * benchmarks/bench_topk.py (its --paths run; docs/guide/performance.rst); the other
- * special paths of earlier versions (an AVX2 compress scan, AVX2 sample keys and
- * bisection, bucket sorts, SSE2 block tests, words gathered straight from the scan's ids)
- * were removed.
+ *   the scores), the sample's keys and the bisection of its threshold, and the winners'
+ *   words made 8 at a time and sorted by buckets and transposition rounds.
+ * What stays was measured against the code before it and the portable core
+ * (benchmarks/bench_topk.py --paths; docs/guide/performance.rst): each path gains 1.25x or
+ * more at some workload there, or its removal made some workload 1.25x slower than before.
+ * Removed (no workload 1.25x slower without them): an AVX2 compress scan, AVX2 sample keys
+ * and bisection, an AVX2 bucket sort, a quicksort of the words, SSE2 block tests, the
+ * words gathered straight from the scan's ids, the vectorised bucket counts and starts.
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
  * words, cap words or values, each with 16 spare) + the sample's keys (cap <= the row
@@ -838,7 +839,7 @@ static inline bool re_sample_threshold(const T* row, Py_ssize_t m, Py_ssize_t k,
     uint32_t lo = 0xffffffffu, hi = 0;
     re_key_window<T> win;
 #if RE_TOPK_X86
-    const bool avx512 = re_topk_isa() == RE_ISA_AVX512; /* the keys: float32, float64, int64 */
+    const bool avx512 = re_topk_isa() == RE_ISA_AVX512; /* the keys: float32 */
     if (!(avx512 && re_sample_keys_avx512(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win)))
 #endif
         re_sample_keys(row, m, chunks, key, &n_ok, &lo, &hi, ra, &win);

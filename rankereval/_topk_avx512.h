@@ -18,10 +18,18 @@
  * that has one is scanned again, exactly: each block's NaN and infinite scores left out
  * and counted.
  *
- * What it buys (benchmarks/bench_topk_paths.py, docs/guide/performance.rst): 20 000 scores
- * a row with 1M exclusions over 20 000 rows, two threads, against the AVX2 block scan in
- * one process taking turns: float32 1.3x at k = 100 and 1.6x at k = 1000, int32 1.3-1.6x,
- * float64 and int64 1.2-1.5x. */
+ * Also here: the sample's keys and the bisection of the sampled threshold, all the sampled
+ * keys at once (re_sample_keys_avx512, re_sample_kth_avx512), and the winners' words and
+ * keys made 8 entries at a time and sorted by buckets (re_words_avx512,
+ * re_bucket_sort_avx512).
+ *
+ * Measured on 4 000 x 20 000 scores with 200 000 exclusions, 2 threads, the code without
+ * each piece against the code before, in one process taking turns (a loaded machine:
+ * docs/guide/performance.rst): without the compress scan float32 took 1.24-1.34x the time
+ * at k = 100 and 1.55-1.63x at k = 1000, int32 1.3-1.56x, float64 1.2-1.47x; without the
+ * bucket sort (a quicksort of the words) float32 k = 1000 1.42-1.51x, (the radix sort of
+ * _topk.h) 1.38-1.40x; without the sample's keys and bisection (those of _topk.h) float32
+ * k = 100 1.24-1.34x, int32 k = 100 up to 1.47x, float64 k = 1000 1.24-1.64x. */
 #ifndef RANKEREVAL_TOPK_AVX512_H
 #define RANKEREVAL_TOPK_AVX512_H
 
@@ -307,8 +315,9 @@ RE_COMPRESS_TYPE(int64_t)
 
 /* The sample's keys (re_sample_threshold) with AVX-512, for float32 rows: RE_TOPK_SAMPLE_RUN
  * (32) scores a chunk as two vectors, NaN and infinite scores with key 0 (and not counted
- * in n_ok), and the smallest and largest key; float64 and int64 rows below. Returns false
- * for the other types. */
+ * in n_ok), and the smallest and largest key. Returns false for the other types (the keys
+ * of re_sample_keys; those of float64 and int64 rows with AVX-512 measured 1.06-1.14x
+ * faster in the whole call, and were removed). */
 template <typename T>
 static inline bool re_sample_keys_avx512(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*,
                                          uint32_t*, re_readahead&, re_key_window<T>*) {
@@ -342,78 +351,6 @@ RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t 
     *hi = _mm512_reduce_max_epu32(vhi);
     return true;
 }
-
-/* The same for 64-bit scores, 8 a vector: re_score<T>::ukey of the finite sampled scores
- * (float64: -0.0 made +0.0, negative scores' bits all flipped, the others' sign bit set;
- * int64: the sign bit flipped) and their range, which sets the window of the 32-bit keys
- * (re_key_window), then the keys; as re_sample_keys does one score at a time (32 scores a
- * chunk: 4 vectors), with the same thresholds (checked on 6 000 rows with NaN, +-inf, -0.0
- * and the extremes of either type). 20 000 x 20 000 scores with 1M exclusions, 2 threads,
- * against the scalar keys in one process taking turns: float64 0.88-0.89x the time at
- * k = 10, 100 and 1000, int64 0.92-0.94x. */
-RE_AVX512 static inline __m512i re_ukeys_avx512(const double* p, __mmask8* good) {
-    const __m512i b = _mm512_castpd_si512(_mm512_add_pd(_mm512_loadu_pd(p), _mm512_setzero_pd()));
-    *good = _mm512_cmplt_epu64_mask(_mm512_and_si512(b, _mm512_set1_epi64(0x7fffffffffffffffll)),
-                                    _mm512_set1_epi64(0x7ff0000000000000ll));
-    return _mm512_xor_si512(b, _mm512_or_si512(_mm512_srai_epi64(b, 63), _mm512_set1_epi64((long long) (1ull << 63))));
-}
-RE_AVX512 static inline __m512i re_ukeys_avx512(const int64_t* p, __mmask8* good) {
-    *good = 0xff;
-    return _mm512_xor_si512(_mm512_loadu_si512((const void*) p), _mm512_set1_epi64((long long) (1ull << 63)));
-}
-template <typename T>
-RE_AVX512 static inline bool re_sample_keys_avx512_64(const T* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
-                                                       Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra,
-                                                       re_key_window<T>* win) {
-    __m512i ulo = _mm512_set1_epi64(-1), uhi = _mm512_setzero_si512();
-    for (Py_ssize_t c = 0; c < chunks; ++c) {
-        const T* p = row + (c * (m - 32)) / (chunks - 1);
-        for (int q = 0; q < 4; ++q) {
-            __mmask8 good;
-            const __m512i u = re_ukeys_avx512(p + 8 * q, &good);
-            ulo = _mm512_mask_min_epu64(ulo, good, ulo, u);
-            uhi = _mm512_mask_max_epu64(uhi, good, uhi, u);
-        }
-    }
-    const uint64_t l = _mm512_reduce_min_epu64(ulo), h = _mm512_reduce_max_epu64(uhi);
-    if (l <= h) {
-        win->base = l;
-        win->shift = re_shift_to_32(h - l);
-    }
-    const __m512i base = _mm512_set1_epi64((long long) win->base);
-    const __m128i shift = _mm_cvtsi32_si128(win->shift);
-    __m256i klo = _mm256_set1_epi32(-1), khi = _mm256_setzero_si256();
-    int ok = 0;
-    for (Py_ssize_t c = 0; c < chunks; ++c) {
-        ra.steps(6);
-        const T* p = row + (c * (m - 32)) / (chunks - 1);
-        for (int q = 0; q < 4; ++q) {
-            __mmask8 good;
-            const __m512i u = re_ukeys_avx512(p + 8 * q, &good);
-            const __m256i k = _mm512_maskz_cvtepi64_epi32(good, _mm512_srl_epi64(_mm512_sub_epi64(u, base), shift));
-            _mm256_storeu_si256((__m256i*) (key + 32 * c + 8 * q), k);
-            klo = _mm256_min_epu32(klo, k);
-            khi = _mm256_max_epu32(khi, k);
-            ok += __builtin_popcount((unsigned) good);
-        }
-    }
-    uint32_t kl[8], kh[8];
-    _mm256_storeu_si256((__m256i*) kl, klo);
-    _mm256_storeu_si256((__m256i*) kh, khi);
-    *lo = *std::min_element(kl, kl + 8);
-    *hi = *std::max_element(kh, kh + 8);
-    *n_ok = ok;
-    return true;
-}
-#define RE_SAMPLE_KEYS_64(T)                                                                             \
-    RE_AVX512 static inline bool re_sample_keys_avx512(const T* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key, \
-                                                       Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra, \
-                                                       re_key_window<T>* win) {                                  \
-        return re_sample_keys_avx512_64(row, m, chunks, key, n_ok, lo, hi, ra, win);                             \
-    }
-RE_SAMPLE_KEYS_64(double)
-RE_SAMPLE_KEYS_64(int64_t)
-#undef RE_SAMPLE_KEYS_64
 
 /* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
  * keys at once (16 compared a vector, without the histogram, whose increments of a few
