@@ -441,26 +441,18 @@ def main(argv=None):
         with open(args.paths_table) as fh:
             print(paths_table(json.load(fh)))
         return
-    if args.paths:
-        res = run_paths(args)
-        path = args.json or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topk_paths.json")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as fh:
-            json.dump(res, fh, indent=1)
-        print(f"wrote {path}")
-        print(paths_table(res))
-        return
     if args.table:
         with open(args.table) as fh:
             print(table(json.load(fh)))
         return
-    res = run(args)
-    path = args.json or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topk.json")
+    res = run_paths(args) if args.paths else run(args)
+    path = args.json or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                     "topk_paths.json" if args.paths else "topk.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as fh:
         json.dump(res, fh, indent=1)
     print(f"wrote {path}")
-    print(table(res))
+    print(paths_table(res) if args.paths else table(res))
 
 
 if __name__ == "__main__":
