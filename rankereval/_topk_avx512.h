@@ -420,9 +420,6 @@ RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_
     return lo + answer;
 }
 
-/* The same with AVX2, 8 keys a vector: the offsets with their top bit flipped (into
- * flipped, ns keys) compare as signed integers, and an offset is >= c when it is > c - 1
-
 /* Sorting up to 32 distinct 64-bit words in four registers (re_sort_small), for the fuller
  * buckets of the bucket sort below.
  *
@@ -557,7 +554,7 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
     /* the transposition rounds */
     const __m512i partner = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
     bool clean_before = false;
-    const uint32_t rounds = most < RE_BUCKET_FEW ? most : RE_BUCKET_FEW;
+    const uint32_t rounds = most < RE_BUCKET_FEW ? most : (uint32_t) RE_BUCKET_FEW;
     for (uint32_t round = 0; round < rounds; ++round) {
         __mmask8 swapped = 0;
         for (Py_ssize_t j = round & 1; j < limit; j += 8) {
