@@ -36,6 +36,16 @@ of the result (``n_users x k`` int32).
 Everything (all repeats, versions, thread counts, load average) goes to ``--json``
 (default ``benchmarks/results/topk.json``). ``--table FILE`` prints the reStructuredText
 table of ``docs/guide/performance.rst`` from such a file.
+
+``--paths`` measures instead what each instruction-set path of the kernel (``_topk.h``)
+buys over its portable core: the same workloads (``--users`` x ``--items`` standard normal
+scores as float32, float64, float16, int32 and int64 -- the integers scaled by 10^6 and
+10^12 --, k = ``--k``, without and with the exclusions) in child processes that each take
+one path -- ``RANKEREVAL_DISABLE_AVX2`` (the portable core, compiled for the baseline
+instruction set), ``RANKEREVAL_DISABLE_AVX512`` (AVX2), neither (AVX-512 where the CPU has
+it) -- taking turns for ``--rounds`` rounds, the order reversed every other round; the
+median over the rounds of each process's median of ``--repeats`` calls. Its JSON (default
+``benchmarks/results/topk_paths.json``) prints as a table with ``--paths-table FILE``.
 """
 import argparse
 import contextlib
@@ -124,6 +134,84 @@ def peak_extra_mib_subprocess(what, args, k):
     except (subprocess.CalledProcessError, ValueError, IndexError) as exc:
         print(f"  memory of {what}: failed ({exc})")
         return None
+
+
+_PATHS_CHILD = """
+import json, sys, time
+sys.path[:0] = {path!r}
+import numpy as np, scipy.sparse as sp
+from rankereval import Rankings
+n, m, n_ex, ks, repeats = {n}, {m}, {n_ex}, {ks!r}, {repeats}
+base = np.random.default_rng(0).standard_normal((n, m), dtype=np.float32)
+r2 = np.random.default_rng(1)
+train = sp.csr_array((np.ones(n_ex, dtype=np.float32), (r2.integers(0, n, n_ex), r2.integers(0, m, n_ex))),
+                     shape=(n, m))
+train.sum_duplicates()
+out = {{}}
+for dt in ("float32", "float64", "float16", "int32", "int64"):
+    if dt.startswith("int"):
+        s = np.round(base.astype(np.float64) * (1e6 if dt == "int32" else 1e12)).astype(dt)
+    else:
+        s = base.astype(dt)
+    for k in ks:
+        for ex in (False, True):
+            kw = dict(k=k, invalid_items=train) if ex else dict(k=k)
+            Rankings.from_scores(s, **kw)  # warm-up
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                Rankings.from_scores(s, **kw)
+                times.append(time.perf_counter() - t0)
+            out[f"{{dt}} k={{k}} {{'excl' if ex else 'none'}}"] = float(np.median(times))
+print(json.dumps(out))
+"""
+
+PATHS = (("portable", "RANKEREVAL_DISABLE_AVX2"), ("AVX2", "RANKEREVAL_DISABLE_AVX512"), ("AVX-512", None))
+
+
+def run_paths(args):
+    """What each instruction-set path buys over the portable core (see the module docstring)."""
+    import subprocess
+
+    import numpy as np
+
+    code = _PATHS_CHILD.format(path=[p for p in sys.path if p], n=args.users, m=args.items,
+                               n_ex=args.users * args.items // 400, ks=args.k, repeats=args.repeats)
+    runs = {name: [] for name, _ in PATHS}
+    load_start = loadavg()
+    for r in range(args.rounds):
+        for name, var in (PATHS if r % 2 == 0 else PATHS[::-1]):
+            env = {key: val for key, val in os.environ.items() if not key.startswith("RANKEREVAL_DISABLE_AVX")}
+            if var:
+                env[var] = "1"
+            res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
+            print(f"round {r + 1} {name}: done", flush=True)
+    medians = {name: {w: float(np.median([run[w] for run in rs])) for w in rs[0]} for name, rs in runs.items()}
+    return {"config": {"users": args.users, "items": args.items, "exclusions": args.users * args.items // 400,
+                       "ks": args.k, "repeats": args.repeats, "rounds": args.rounds},
+            "machine": {"cpus": os.cpu_count(), "load_start": load_start, "load_end": loadavg()},
+            "runs": runs, "median_s": medians}
+
+
+def paths_table(res):
+    """The reStructuredText table of the paths run: seconds of each path, and the portable
+    core's time over each other path's (what the path buys)."""
+    med = res["median_s"]
+    names = [name for name, _ in PATHS if name in med]
+    cfg = res["config"]
+    lines = [
+        f".. list-table:: What each path buys: {cfg['users']:_} x {cfg['items']:_} scores, exclusions "
+        f"{cfg['exclusions']:_} or none (ms, median of {cfg['rounds']} rounds of {cfg['repeats']} calls)".replace("_", " "),
+        "   :header-rows: 1",
+        "",
+        "   * - workload",
+    ] + [f"     - {name}" for name in names] + [f"     - portable / {name}" for name in names[1:]]
+    for w in med[names[0]]:
+        lines.append(f"   * - {w}")
+        lines += [f"     - {med[name][w] * 1e3:.1f}" for name in names]
+        lines += [f"     - {med[names[0]][w] / med[name][w]:.2f}x" for name in names[1:]]
+    return "\n".join(lines)
 
 
 def argpartition_topk(s, k, block=1000):
@@ -343,19 +431,28 @@ def main(argv=None):
     parser.add_argument("--k", type=lambda s: [int(x) for x in s.split(",")], default=[10, 100, 1000])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-argpartition", action="store_true")
-    parser.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topk.json"))
+    parser.add_argument("--json", help="default: benchmarks/results/topk.json, with --paths topk_paths.json")
     parser.add_argument("--table", metavar="FILE", help="print the docs table from a results file and exit")
+    parser.add_argument("--paths", action="store_true", help="what each instruction-set path buys (see above)")
+    parser.add_argument("--rounds", type=int, default=3, help="--paths: rounds of the three paths")
+    parser.add_argument("--paths-table", metavar="FILE", help="print the table of a --paths results file and exit")
     args = parser.parse_args(argv)
+    if args.paths_table:
+        with open(args.paths_table) as fh:
+            print(paths_table(json.load(fh)))
+        return
     if args.table:
         with open(args.table) as fh:
             print(table(json.load(fh)))
         return
-    res = run(args)
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as fh:
+    res = run_paths(args) if args.paths else run(args)
+    path = args.json or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                     "topk_paths.json" if args.paths else "topk.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fh:
         json.dump(res, fh, indent=1)
-    print(f"wrote {args.json}")
-    print(table(res))
+    print(f"wrote {path}")
+    print(paths_table(res) if args.paths else table(res))
 
 
 if __name__ == "__main__":

@@ -235,8 +235,8 @@ def test_wide_rows_match_reference(kind, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 @pytest.mark.parametrize("m", [8200, 9000 + 17])
 def test_compress_scan_rows_match_reference(dtype, m):
-    """The rows of the compress scans (float32, float64, int32 and int64; AVX-512 or
-    AVX2): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
+    """The rows of the compress scan (float32, float64, int32 and int64; AVX-512,
+    _topk_avx512.h): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
     length is not a multiple of the 32-score block; NaN and infinite scores of either sign
     among the candidates and among the excluded items (only the candidates' are counted);
     excluded items in runs that fill whole blocks; a row above the sample (compactions)."""
@@ -317,7 +317,7 @@ def test_wide_integer_rows_in_a_narrow_range(dtype, offset):
 def winner_rows(draw):
     """float32 rows whose winners (more than 32: the sorted part of the kernel) have keys
     spread evenly (the bucket sort), bunched (ties, or one outlier stretching the range: the
-    quicksort), or near each other in ulps (keys that differ in their last bits only)."""
+    radix sort), or near each other in ulps (keys that differ in their last bits only)."""
     n = draw(st.integers(1, 3))
     m = draw(st.integers(40, 600))
     kind = draw(st.sampled_from(["spread", "ties", "outlier", "ulps", "mixed"]))
@@ -342,7 +342,7 @@ def winner_rows(draw):
 @given(a=winner_rows(), k=st.integers(33, 700), data=st.data())
 def test_winner_sorts_match_reference(a, k, data):
     """More than 32 winners are sorted by the kernel's word sorts (AVX-512: buckets and
-    transposition rounds, or quicksort when the keys bunch; otherwise the radix sort)."""
+    transposition rounds, unless the keys bunch; otherwise the radix sort)."""
     n, m = a.shape
     invalid = data.draw(st.none() | st.lists(st.integers(0, m - 1), min_size=1, max_size=20, unique=True).map(sorted))
     inv = None if invalid is None else [invalid] * n
@@ -355,7 +355,7 @@ def test_winner_sorts_match_reference(a, k, data):
 def test_bucket_sort_with_full_buckets_matches_reference(k):
     """Wide standard normal rows at large k: the winners are densest just above the
     threshold, where buckets of the word sort (AVX-512) hold 5 to 12 words; after four
-    transposition rounds those are sorted one by one (re_sort_full_buckets_avx512). Half
+    transposition rounds those are sorted one by one (re_bucket_sort_avx512). Half
     the rows also get runs of equal scores and of scores a few ulps apart."""
     rng = np.random.default_rng(21)
     a = rng.standard_normal((6, 20000), dtype=np.float32)
@@ -429,7 +429,7 @@ def test_sampled_threshold_is_the_rank_r_sampled_score(kind, k):
     """The threshold a wide row starts from is the r-th largest of the sampled scores (r =
     mu + 2 sqrt(mu) + 2 of the finite ones), searched bit by bit on their keys' offsets from
     the smallest down to 21 bits below the highest bit of their range (finer without
-    AVX2): the key of the threshold is at most the r-th largest sampled key and less than
+    AVX-512): the key of the threshold is at most the r-th largest sampled key and less than
     2^(top - 21) below it; exactly it when the range is narrower than 2^22. Derived here in
     NumPy from the sampled positions and that rule, for each path the CPU takes."""
     from rankereval import _topk
@@ -600,13 +600,13 @@ for dtype in ("float32", "float64"):
         warnings.simplefilter("always")
         r = Rankings.from_scores(b.astype(dtype), k=700, invalid_items=[list(range(3, 9000, 11))])
     out[f"infinite {dtype}"] = [r.to_list(), [str(w.message) for w in caught]]
-# the winners' sorts: keys spread (buckets), bunched by one outlier (quicksort), more than
-# 4096 winners (quicksort), few above the sample
+# the winners' sorts: keys spread (buckets), bunched by one outlier (radix sort), more than
+# 4096 winners (radix sort), few above the sample
 c = np.random.default_rng(12).standard_normal((6, 30000), dtype=np.float32)
 c[3, 17] = 1e30
 for k in (40, 1500, 5000):
     out[f"sorts {k}"] = Rankings.from_scores(c, k=k).to_list()
-# sampled thresholds at small k, and the compress scans' exclusion masks, which a thread
+# sampled thresholds at small k, and the compress scan's exclusion masks, which a thread
 # sets and clears row by row: each row excludes other items (about 1 in 20, some blocks
 # several), rows in the order of one thread and of several
 x = [sorted(set(np.random.default_rng(13 + i).integers(0, 30000, 1500).tolist())) for i in range(6)]
@@ -619,10 +619,11 @@ json.dump(out, sys.stdout)
 
 
 def test_simd_scan_paths_agree():
-    """The scans chosen at run time give the same rankings: AVX-512 or AVX2 where the CPU
-    has them (the compress scans of float32, float64, int32 and int64 rows from k = 100 of
-    9 000; 64-bit rows with AVX2 only from k = 300), AVX2 only (RANKEREVAL_DISABLE_AVX512),
-    SSE2 only (RANKEREVAL_DISABLE_AVX2); and the rankings are those of the reference."""
+    """The instruction-set paths chosen at run time (_topk.h: re_topk_isa) give the same
+    rankings: AVX-512 where the CPU has it (the compress scan of float32, float64, int32 and
+    int64 rows from k = 100 of 9 000, the sample's keys, the bucket sort), AVX2 only
+    (RANKEREVAL_DISABLE_AVX512: its block tests), the portable core (RANKEREVAL_DISABLE_AVX2);
+    and the rankings are those of the reference."""
     import json
     import os
     import subprocess
@@ -784,11 +785,28 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     module.main(["--table", str(out)])
     table = capsys.readouterr().out
     assert ".. list-table:: Top-k of 60 users x 300 items" in table and "rankereval / NumPy-sum floor" in table
+    # --paths: each instruction-set path in its own child process (the environment variables
+    # of _topk.h: re_topk_isa), all workloads timed in each
+    paths = tmp_path / "paths.json"
+    module.main(["--paths", "--users", "20", "--items", "9000", "--k", "10,300", "--repeats", "1", "--rounds", "1",
+                 "--json", str(paths)])
+    res = json.loads(paths.read_text())
+    workloads = {f"{dt} k={k} {ex}" for dt in ("float32", "float64", "float16", "int32", "int64")
+                 for k in (10, 300) for ex in ("none", "excl")}
+    assert set(res["median_s"]) == {"portable", "AVX2", "AVX-512"}
+    assert all(set(m) == workloads for m in res["median_s"].values())
+    assert res["config"]["exclusions"] == 20 * 9000 // 400
+    capsys.readouterr()
+    module.main(["--paths-table", str(paths)])
+    table = capsys.readouterr().out
+    assert ".. list-table:: What each path buys: 20 x 9 000 scores" in table and "portable / AVX-512" in table
+    assert table.count("   * - ") == 1 + len(workloads)
 
 
 def test_performance_page_shows_the_published_run():
     """The top-k table of docs/guide/performance.rst is what the benchmark prints from the
-    run kept in benchmarks/published/topk.json (generated, not typed in)."""
+    run kept in benchmarks/published/topk.json, and the table of the instruction-set paths
+    what it prints from benchmarks/published/topk_paths.json (generated, not typed in)."""
     import os
     import subprocess
     import sys
@@ -802,6 +820,10 @@ def test_performance_page_shows_the_published_run():
     printed = subprocess.run([sys.executable, script, "--table", run], capture_output=True, text=True, check=True).stdout
     with open(page, encoding="utf-8") as f:
         text = f.read()
+    assert printed.count("list-table") == 1 and printed.strip() in text
+    paths = os.path.join(root, "benchmarks", "published", "topk_paths.json")
+    printed = subprocess.run([sys.executable, script, "--paths-table", paths], capture_output=True, text=True,
+                             check=True).stdout
     assert printed.count("list-table") == 1 and printed.strip() in text
 
 
