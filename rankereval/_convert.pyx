@@ -1,6 +1,6 @@
 """Typed kernels of the data layer: validation and conversion in one pass.
 
-Validation, messages and dtype decisions live in ``data.py``; this module only loops.
+Validation, messages and dtype decisions live in the ``rankereval.data`` package; this module only loops.
 Each function returns per-row flags or counts instead of raising inside ``nogil`` code, and
 the caller turns them into an error message that names the offending row.
 """

@@ -976,7 +976,7 @@ static void re_topk_sparse(const T* data, const int64_t* ids, Py_ssize_t len, co
     st.finish(out, out_len, n_bad);
 }
 
-/* Score types, as data.py numbers them (_SCORE_CODES). */
+/* Score types, as rankereval/data/_conversion.py numbers them (_SCORE_CODES). */
 enum re_score_code {
     RE_F32, RE_F64, RE_F16, RE_I8, RE_I16, RE_I32, RE_I64, RE_U8, RE_U16, RE_U32, RE_U64
 };

@@ -1,7 +1,7 @@
 """Typed top-k selection of ``Rankings.from_scores``: the loops over rows.
 
 The selection itself (one pass per row, running threshold, exclusions merged while
-scanning, stable sort of the winners) is in ``_topk.h``; ``data.py`` validates the input,
+scanning, stable sort of the winners) is in ``_topk.h``; ``rankereval/data/_rankings.py`` validates the input,
 chooses the buffer size and writes the messages.
 
 Scores are read in their own type. They arrive here as bytes (a ``uint8`` view of the
