@@ -271,3 +271,97 @@ def test_not_imported_by_rankereval():
     code = "import sys, rankereval; print('pyspark' in sys.modules, 'rankereval.spark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+# -- compare ----------------------------------------------------------------------------------
+
+CMP_METRICS = ["ap", "ndcg@10", "p@3", "rr@10", "gmap"]
+
+
+@pytest.fixture(scope="module")
+def three_runs(spark):
+    labels, run = make_frames(seed=21, n=50)
+    rng = np.random.default_rng(1)
+    runs = {"a": run}
+    for name in ("b", "c"):
+        other = run.copy()
+        other["score"] = rng.permutation(other["score"].to_numpy()) + rng.integers(0, 2, len(other))
+        runs[name] = other
+    return labels, runs, to_spark(spark, labels), {k: to_spark(spark, v) for k, v in runs.items()}
+
+
+def in_memory_compare(labels, runs, **kw):
+    from rankereval.compare import compare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return compare(None, {k: from_dataframes(labels, v) for k, v in runs.items()}, CMP_METRICS, **kw)
+
+
+def spark_compare(sl, sruns, **kw):
+    import rankereval.spark as rs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return rs.compare(sl, sruns, CMP_METRICS, **kw)
+
+
+def assert_same_comparison(got, want):
+    g, w = got.to_pandas(), want.to_pandas()
+    for col in ("mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "p_value", "p_corrected"):
+        np.testing.assert_allclose(g[col], w[col], rtol=1e-10, atol=1e-13, err_msg=col)
+    for col in ("metric", "run", "baseline", "significant", "wins", "ties", "losses"):
+        assert g[col].tolist() == w[col].tolist(), col
+    assert got.n_queries.tolist() == want.n_queries.tolist()
+
+
+@pytest.mark.parametrize("baseline,npartitions,nan_handling", [("a", 1, "drop"), (None, 5, "zerofill"),
+                                                               ("b", 3, "propagate")])
+def test_compare_t_test_as_in_memory(three_runs, baseline, npartitions, nan_handling):
+    labels, runs, sl, sruns = three_runs
+    want = in_memory_compare(labels, runs, baseline=baseline, nan_handling=nan_handling)
+    got = spark_compare(sl, sruns, baseline=baseline, npartitions=npartitions, nan_handling=nan_handling)
+    assert_same_comparison(got, want)
+    assert got.scores is None and got.report["n_queries"] == want.report["n_queries"]
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
+    """Spark's partitions merge to the sums of all queries at once (keyed by query id), which
+    tests/test_paired_sums.py checks against literal references."""
+    from rankereval import _paired_sums
+    from rankereval.compare import _finish, _resolve_metrics
+
+    labels, runs, sl, sruns = three_runs
+    B = 500
+    got = spark_compare(sl, sruns, baseline="a", test=test, n_resamples=B, random_state=4, npartitions=4)
+    names, objs = _resolve_metrics(CMP_METRICS)
+    evs = [in_memory(labels, r, CMP_METRICS) for r in runs.values()]
+    ids = evs[0].query_ids
+    assert all(list(e.query_ids) == list(ids) for e in evs)
+    scores = np.stack([np.asarray(rankereval.evaluate(from_dataframes(labels, r), CMP_METRICS,
+                                                      nan_handling="drop").scores) for r in runs.values()], axis=2)
+    rng = np.random.default_rng(4)
+    seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
+    ci_b = B if test == "bootstrap" else min(B, 1000)
+    total = _paired_sums.partials(scores, np.asarray(ids), "drop", objs, list(runs), "a", test, seeds, B, ci_b)
+    _, mean, sd, p, low, high = _paired_sums.summarise(total, test, "two-sided", 0.05, B)
+    want = _finish(names, objs, list(runs), "a", [(1, 0), (2, 0)], test, "holm", 0.05, B, "two-sided", "drop",
+                   ci_b, np.zeros(len(names), bool), np.array([n == "gmap" for n in names]),
+                   total["score_sums"] / total["counts"][:, None], total["counts"], mean, sd, low, high, p,
+                   (total["better"], total["worse"], total["ties"]), None, None, None, {})
+    assert_same_comparison(got, want)
+
+
+def test_compare_refuses_tukey_and_names_missing_queries(three_runs):
+    import rankereval.spark as rs
+
+    labels, runs, sl, sruns = three_runs
+    with pytest.raises(ValueError, match="test='tukey' is not available on Spark"):
+        rs.compare(sl, sruns, ["ap"], test="tukey")
+    short = dict(sruns, c=sruns["c"].filter("query != 'q03'"))
+    with pytest.raises(ValueError, match=r"'c' lacks q03"):
+        rs.compare(sl, short, ["ap"])
+    got = spark_compare(sl, short, queries="intersection", npartitions=2)
+    want = in_memory_compare(labels, dict(runs, c=runs["c"][runs["c"]["query"] != "q03"]), queries="intersection")
+    assert_same_comparison(got, want)

@@ -9,10 +9,10 @@ in-memory reader, the fused metric kernel and the Poisson bootstrap kernel, and 
 partition's *partial sums* (the layer :mod:`rankereval.dask` merges too). Only those reach
 the driver. See :doc:`/guide/cluster`.
 """
-from rankereval.spark._core import SparkInputError, evaluate
+from rankereval.spark._core import SparkInputError, compare, evaluate
 
-__all__ = ["evaluate", "SparkInputError"]
+__all__ = ["evaluate", "compare", "SparkInputError"]
 
-for _obj in (evaluate, SparkInputError):
+for _obj in (evaluate, compare, SparkInputError):
     _obj.__module__ = __name__
 del _obj

@@ -18,7 +18,7 @@ from rankereval._evaluation import (
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _rng, _seed, _validate, query_key_hashes
 
-__all__ = ["evaluate", "SparkInputError"]
+__all__ = ["evaluate", "compare", "SparkInputError"]
 
 #: test hook: a directory; the first task of each partition that finds no marker file there
 #: writes one and kills its Python worker (Spark must rerun the task). Set by the tests only.
@@ -73,6 +73,12 @@ def _id_expr(col, kind):
 
 def _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col):
     """One DataFrame of both inputs (``side`` 0: labels, 1: run) and the layout's options."""
+    lab, run, spec = _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
+    return lab.unionByName(run), spec
+
+
+def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col):
+    """The labels and the run in one schema (``side`` 0 and 1), and the layout's options."""
     for df, what in ((labels_df, "labels_df"), (run_df, "run_df")):
         if not isinstance(df, DataFrame):
             raise TypeError(f"{what} must be a pyspark.sql.DataFrame, got {type(df).__name__}")
@@ -108,7 +114,7 @@ def _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
         run = run_df.select(run_q, F.lit(None).cast("array<long>").alias("li"),
                             F.lit(None).cast("array<double>").alias("g"),
                             F.col(item_col).cast("array<long>").alias("ri"), F.lit(1).cast("byte").alias("side"))
-        return lab.unionByName(run), spec
+        return lab, run, spec
     i_kind = _same_kind(lab_item, run_item, item_col, "the item")
     if grade_type is not None and not _numeric(grade_type):
         raise TypeError(f"labels_df column {grade_col!r} (grade_col) has type {grade_type.simpleString()}: "
@@ -137,7 +143,7 @@ def _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
     run = run_df.select(run_q, item,
                         F.lit(1).cast("byte").alias("side"), F.lit(None).cast("double").alias("g"),
                         value.alias("v"))
-    return lab.unionByName(run), spec
+    return lab, run, spec
 
 
 # ------------------------------------------------------------------------------------------
@@ -237,18 +243,25 @@ def _empty(spec):
     return None
 
 
-def _partition_scores(batches, spec):
-    """The scores of one partition's queries: ``(query ids, scores)``; None: no query."""
+def _partition_table(batches, spec):
+    """A partition's Arrow batches as one table (None: no row)."""
     import pyarrow as pa
 
     batches = list(batches)
     marker_dir = spec.get("fail_once")
     if marker_dir is not None:
         _fail_once(marker_dir)
-    if not batches:
-        return None
-    table = pa.Table.from_batches(batches)
-    del batches
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def _partition_scores(batches, spec):
+    """The scores of one partition's queries: ``(query ids, scores)``; None: no query."""
+    table = _partition_table(batches, spec)
+    return None if table is None else _table_scores(table, spec)
+
+
+def _table_scores(table, spec):
+    """The scores of the queries of a table of both sides: ``(query ids, scores)`` or None."""
     block = (_nested_block if spec["nested"] else _long_block)(table, spec)
     del table
     if block is None:
@@ -433,3 +446,172 @@ def _collect(df):
             raise
         message = text[text.index(_MARK) + len(_MARK):].splitlines()[0]
         raise SparkInputError(message) from None
+
+
+# ------------------------------------------------------------------------------------------
+# compare
+# ------------------------------------------------------------------------------------------
+
+def _compare_task(batches, spec):
+    """mapInArrow: a partition of labels and runs -> one row of its paired sums (pickled)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rankereval import _paired_sums
+
+    table = _partition_table(batches, spec)
+    n_runs, m = len(spec["run_names"]), len(spec["columns"])
+    per_run = []
+    lab_ids = np.empty(0, dtype=object)
+    if table is not None:
+        side = table.column("side")
+        lab_ids = np.unique(pc.filter(table.column("q"), pc.equal(side, 0)).to_numpy(zero_copy_only=False))
+        for r in range(n_runs):
+            sub = table.filter(pc.or_(pc.equal(side, 0), pc.equal(side, r + 1)))
+            sub = sub.set_column(sub.schema.get_field_index("side"), "side",
+                                 pc.cast(pc.not_equal(sub.column("side"), 0), pa.int8()))
+            per_run.append(_table_scores(sub, spec))
+    ids = [np.asarray(x[0]) if x is not None else np.empty(0, dtype=lab_ids.dtype) for x in per_run]
+    if not ids:
+        ids = [lab_ids[:0]] * n_runs
+    union = functools.reduce(np.union1d, ids) if ids else lab_ids[:0]
+    common = functools.reduce(np.intersect1d, ids) if ids else lab_ids[:0]
+    scores = np.empty((common.shape[0], m, n_runs))
+    for r, x in enumerate(per_run):
+        order = np.argsort(ids[r], kind="stable")
+        scores[:, :, r] = x[1][order[np.searchsorted(ids[r], common, sorter=order)]] if common.size else 0.0
+    part = _paired_sums.partials(scores, common, spec["nan_handling"], [mm for _, mm in spec["columns"]],
+                                 spec["run_names"], spec["baseline"], spec["test"], spec["seeds"],
+                                 spec["n_resamples"], spec["ci_resamples"])
+    part["n_union"] = np.int64(union.shape[0])
+    part["n_qrels_not_ranked"] = np.int64(np.setdiff1d(lab_ids, union).shape[0])
+    part["missing"] = [[_py(q) for q in np.setdiff1d(union, i)[:5]] for i in ids]
+    yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part, protocol=4)], pa.binary())],
+                                     names=["partials"])
+
+
+def _py(q):
+    return q.item() if isinstance(q, np.generic) else q
+
+
+def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
+            n_resamples=10_000, alternative="two-sided", nan_handling="drop", queries="error",
+            random_state=None, relevance_level=1, query_col="query", item_col="item",
+            grade_col="label", score_col=None, rank_col=None, tie_break="trec_eval", npartitions=None):
+    """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.compare.Comparison`.
+
+    As :func:`rankereval.compare.compare` with runs aligned by query id, for the tests whose
+    statistics are sums: every partition (whole queries of the labels and of every run) sends
+    its sums to the driver (see :mod:`rankereval._paired_sums`).
+
+    Parameters
+    ----------
+    labels_df : pyspark.sql.DataFrame
+        The labels, as in :func:`evaluate`.
+    runs : dict
+        ``{name: pyspark.sql.DataFrame}``, at least two runs, each as ``run_df`` of
+        :func:`evaluate` (one layout for all).
+    metrics, baseline, correction, alpha, n_resamples, alternative, nan_handling, relevance_level
+        As in :func:`rankereval.compare.compare`.
+    test : {'t', 'permutation', 'bootstrap'}, default='t'
+        ``'t'``: p-values and intervals equal those of :func:`rankereval.compare.compare`.
+        ``'permutation'``: the sign of a query's difference in resample ``b`` is keyed by
+        ``(seed, query id, b)`` (not by row position as in memory: the same test, other random
+        signs). ``'bootstrap'``: bootstrap-t with Poisson(1) weights keyed by query. The
+        intervals of both are Poisson percentile intervals (``min(n_resamples, 1000)``
+        resamples with ``'permutation'``). ``'tukey'`` is refused: its statistic (the largest
+        difference of run means under a permutation of each query's scores among the runs)
+        is not a sum.
+    queries : {'error', 'intersection'}, default='error'
+        Queries (with labels) ranked by some runs but not by others: a ValueError naming
+        some of them, or compare the queries every run ranks. (``'union'``, empty rankings
+        for the missing ones, is not available on Spark.)
+    random_state : None, int or numpy.random.Generator
+        Seed of the resampling: the first two 64-bit integers drawn from it key the sign
+        flips and the Poisson weights.
+    query_col, item_col, grade_col, score_col, rank_col, tie_break, npartitions
+        As in :func:`evaluate`.
+
+    Returns
+    -------
+    rankereval.compare.Comparison
+        With ``scores``, ``valid`` and ``query_ids`` None (the per-query scores stay on the
+        cluster); ``report['missing']`` lists at most 5 query ids per run and partition.
+    """
+    from rankereval import _paired_sums
+    from rankereval._validation import check_real
+    from rankereval.compare import CI_RESAMPLES, _check_arguments, _finish, _resolve_metrics
+
+    if test == "tukey":
+        raise ValueError("test='tukey' is not available on Spark: its statistic (the largest difference of "
+                         "run means when each query's scores are permuted among the runs) is not a sum of "
+                         "per-query terms, so partitions cannot merge it; use test='t', 'permutation' or "
+                         "'bootstrap', or rankereval.compare on per-query scores")
+    test, correction, alternative, nan_handling, queries, alpha, n_resamples, run_names = _check_arguments(
+        runs, baseline, test, _paired_sums.TESTS, correction, alternative, nan_handling, queries, alpha,
+        n_resamples)
+    if queries == "union":
+        raise ValueError("queries='union' (missing rankings scored as empty) is not available on Spark; "
+                         "use queries='intersection' or give every run every query")
+    if len(runs) > 126:
+        raise ValueError(f"runs: at most 126 runs in one call, got {len(runs)}")
+    check_real(relevance_level, "relevance_level")
+    metric_names, metric_objs = _resolve_metrics(metrics)
+    columns = list(zip(metric_names, metric_objs))
+    if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
+                                    or npartitions < 1):
+        raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
+    rng = _rng(random_state)
+    seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
+    ci_resamples = 0 if test == "t" else (n_resamples if test == "bootstrap" else min(n_resamples, CI_RESAMPLES))
+
+    union, spec = None, None
+    for r, (name, run_df) in enumerate(runs.items()):
+        lab, run, s = _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
+        if spec is None:
+            spec, union = s, lab
+        elif s != spec:
+            raise TypeError(f"runs[{name!r}] differs from runs[{run_names[0]!r}] in layout or column types "
+                            f"({s} vs {spec}); give every run the same schema")
+        union = union.unionByName(run.withColumn("side", F.lit(r + 1).cast("byte")))
+    spec.update(columns=columns, relevance_level=relevance_level, nan_handling=nan_handling,
+                tie_break=tie_break, fail_once=_TEST_FAIL_ONCE, run_names=run_names,
+                baseline=baseline, test=test, seeds=seeds, n_resamples=n_resamples,
+                ci_resamples=ci_resamples)
+    parts = union.repartition(npartitions, "q") if npartitions else union.repartition("q")
+    rows = _collect(parts.mapInArrow(functools.partial(_compare_task, spec=spec), "partials binary"))
+    total = None
+    lacking = {name: [] for name in run_names}      # a few query ids per run, for the message
+    for row in rows:
+        part = pickle.loads(row[0])
+        for name, ids in zip(run_names, part.pop("missing")):
+            lacking[name] = (lacking[name] + ids)[:5]
+        total = part if total is None else _paired_sums.merge(total, part)
+    if total is None:
+        raise ValueError("labels_df and the runs are empty: nothing to compare")
+    n_common = int(total["n_q"])
+    if int(total["n_union"]) != n_common and queries == "error":
+        detail = "; ".join(f"{name!r} lacks {', '.join(map(str, ids))}" for name, ids in lacking.items() if ids)
+        raise ValueError(f"the runs rank different queries ({int(total['n_union']) - n_common} not ranked by "
+                         f"every run; e.g. {detail}); pass queries='intersection' to compare the common "
+                         "queries")
+    counts = total["counts"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts[:, None] > 0, total["score_sums"] / np.maximum(counts, 1)[:, None], np.nan)
+    propagated = (total["undefined"] > 0) if nan_handling == "propagate" else np.zeros(len(columns), bool)
+    _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples)
+    n_pairs = len(run_names) - 1 if baseline is not None else len(run_names) * (len(run_names) - 1) // 2
+    b = None if baseline is None else run_names.index(str(baseline))
+    pairs = ([(r, b) for r in range(len(run_names)) if r != b] if b is not None else
+             [(j, i) for i in range(len(run_names)) for j in range(i + 1, len(run_names))])
+    assert len(pairs) == n_pairs
+    geometric = np.array([m.info.aggregate == "geometric" for m in metric_objs], dtype=bool)
+    report = {"aligned_by": "query_id", "queries": queries, "n_queries": n_common,
+              "n_union": int(total["n_union"]), "n_common": n_common,
+              "n_qrels_not_ranked": int(total["n_qrels_not_ranked"]), "missing": lacking,
+              "n_filled": {name: 0 for name in run_names}, "n_dropped": int(total["n_union"]) - n_common,
+              "n_undefined": {name: int(total["undefined"][m]) for m, name in enumerate(metric_names)}}
+    return _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
+                   n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric, means,
+                   counts, mean_diff, sd, low, high, p,
+                   (total["better"], total["worse"], total["ties"]), None, None, None, report)
