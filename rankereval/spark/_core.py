@@ -465,7 +465,7 @@ def _compare_task(batches, spec):
     lab_ids = np.empty(0, dtype=object)
     if table is not None:
         side = table.column("side")
-        lab_ids = np.unique(pc.filter(table.column("q"), pc.equal(side, 0)).to_numpy(zero_copy_only=False))
+        lab_ids = np.unique(pc.filter(table.column("q"), pc.equal(side, 0)).to_numpy())
         for r in range(n_runs):
             sub = table.filter(pc.or_(pc.equal(side, 0), pc.equal(side, r + 1)))
             sub = sub.set_column(sub.schema.get_field_index("side"), "side",
