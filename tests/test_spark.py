@@ -193,8 +193,10 @@ def test_nested_layout(spark, tmp_path):
         T.StructField("label", T.ArrayType(T.DoubleType()))]))
     sr = spark.createDataFrame(run_rows, T.StructType([
         T.StructField("query", T.LongType()), T.StructField("item", T.ArrayType(T.IntegerType()))]))
-    for npartitions in (1, 4):
-        got = on_spark(sl, sr, METRICS, conf_interval=True, random_state=2, npartitions=npartitions)
+    # 64-bit label ids with 32-bit run ids, then 32-bit ids on both sides (shuffled as such)
+    narrow = sl.withColumn("item", sl["item"].cast("array<int>"))
+    for npartitions, labels_df in ((1, sl), (4, narrow)):
+        got = on_spark(labels_df, sr, METRICS, conf_interval=True, random_state=2, npartitions=npartitions)
         assert_same(got, want)
 
 

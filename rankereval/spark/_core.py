@@ -109,11 +109,15 @@ def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
                             "with arrays of items it must be an array of numbers (one grade per item)")
         grades = (F.col(grade_col).cast("array<double>") if grade_col is not None
                   else F.lit(None).cast("array<double>"))
-        lab = labels_df.select(lab_q, F.col(item_col).cast("array<long>").alias("li"), grades.alias("g"),
-                               F.lit(None).cast("array<long>").alias("ri"), F.lit(0).cast("byte").alias("side"))
-        run = run_df.select(run_q, F.lit(None).cast("array<long>").alias("li"),
+        # 32-bit ids stay 32-bit: half the bytes through the shuffle and the Arrow batches
+        narrow = (T.ByteType, T.ShortType, T.IntegerType)
+        items = ("array<int>" if all(isinstance(t.elementType, narrow) for t in (lab_item, run_item))
+                 else "array<long>")
+        lab = labels_df.select(lab_q, F.col(item_col).cast(items).alias("li"), grades.alias("g"),
+                               F.lit(None).cast(items).alias("ri"), F.lit(0).cast("byte").alias("side"))
+        run = run_df.select(run_q, F.lit(None).cast(items).alias("li"),
                             F.lit(None).cast("array<double>").alias("g"),
-                            F.col(item_col).cast("array<long>").alias("ri"), F.lit(1).cast("byte").alias("side"))
+                            F.col(item_col).cast(items).alias("ri"), F.lit(1).cast("byte").alias("side"))
         return lab, run, spec
     i_kind = _same_kind(lab_item, run_item, item_col, "the item")
     if grade_type is not None and not _numeric(grade_type):
