@@ -293,6 +293,16 @@ cdef inline uint64_t _resample_key(uint64_t seed, uint64_t b) noexcept nogil:
     return _mix64(seed + (b + 1) * GOLDEN)
 
 
+cdef _resample_keys(uint64_t seed, Py_ssize_t n_resamples):
+    """t(b) of every resample b (a uint64 array): the keys of the resamples under ``seed``."""
+    out_arr = np.empty(n_resamples, dtype=np.uint64)
+    cdef uint64_t[::1] out = out_arr
+    cdef Py_ssize_t b
+    for b in range(n_resamples):
+        out[b] = _resample_key(seed, <uint64_t>b)
+    return out_arr
+
+
 def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamples):
     """Poisson(1) weights, shape ``(len(keys), n_resamples)``, as int32 (tests and docs)."""
     cdef Py_ssize_t n = keys.shape[0], i, b
@@ -467,10 +477,7 @@ def poisson_exact(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t 
     inf_arr = np.zeros((m, n_resamples), dtype=np.int8)
     wall_arr = np.zeros(n_resamples, dtype=np.float64)
     wmiss_arr = np.zeros((m, n_resamples), dtype=np.float64)
-    tb_arr = np.empty(n_resamples, dtype=np.uint64)
-    cdef uint64_t[::1] tb = tb_arr
-    for b in range(n_resamples):
-        tb[b] = _resample_key(seed, <uint64_t>b)
+    cdef uint64_t[::1] tb = _resample_keys(seed, n_resamples)
     if n_resamples == 0 or m == 0:
         return limbs_arr, inf_arr, np.zeros((m, n_resamples), dtype=np.float64)
     cdef int64_t[:, :, ::1] limbs = limbs_arr
@@ -529,6 +536,69 @@ def exact_sums(const float64_t[:, ::1] x):
                 _carry(&limbs[0, 0], m, 0, m)
         _carry(&limbs[0, 0], m, 0, m)
     return limbs_arr, inf_arr
+
+
+cdef void _sign_block(const float64_t[:, ::1] x, const uint64_t[::1] keys, const uint64_t *tb,
+                      Py_ssize_t b0, Py_ssize_t b1, double *out) noexcept nogil:
+    """Accumulate resamples b0 <= b < b1 of keyed sign flips over every row of x (in order)."""
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], i, j, b
+    cdef uint64_t key
+    cdef double sgn
+    cdef double *o
+    for i in range(n):
+        key = keys[i]
+        for b in range(b0, b1):
+            # the top bit of the (query, resample) hash: +1 or -1 with probability 1/2 each
+            sgn = 1.0 - 2.0 * <double>(_mix64(key ^ tb[b]) >> 63)
+            o = out + b * m
+            for j in range(m):
+                o[j] += sgn * x[i, j]
+
+
+def keyed_sign_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t seed,
+                    Py_ssize_t n_resamples, int n_threads=1):
+    """Per-resample sums of sign-flipped rows, each query's sign keyed by (seed, query, resample).
+
+    The randomization test of paired differences whose resamples merge across partitions:
+    the sign of query ``i`` in resample ``b`` is the top bit of ``mix64(keys[i] ^ t(b))``
+    (``t(b)`` as in :func:`poisson_sums`), so it depends on nothing but ``(seed, key, b)``
+    and the sums of disjoint sets of queries add up.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (n, m), C-contiguous
+        One row per query (0 where a query takes no part).
+    keys : ndarray of uint64, shape (n,)
+        Stable hashes of the query keys (``hash_int_keys`` / ``hash_str_keys``).
+    seed : int in [0, 2**64)
+    n_resamples : int
+    n_threads : int, default=1
+        Threads, each owning a range of resamples; the result does not depend on it.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_resamples, m)
+        ``out[b, j] = sum_i s[i, b] * x[i, j]``, rows added in order.
+    """
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
+    if keys.shape[0] != n:
+        raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0")
+    out_arr = np.zeros((n_resamples, m), dtype=np.float64)
+    if n_resamples == 0 or m == 0 or n == 0:
+        return out_arr
+    cdef uint64_t[::1] tb = _resample_keys(seed, n_resamples)
+    cdef double[:, ::1] out = out_arr
+    cdef int nt = n_threads if n_threads > 0 else 1
+    if nt > n_resamples:
+        nt = <int>n_resamples
+    n_chunks = nt
+    size = (n_resamples + n_chunks - 1) // n_chunks
+    with nogil:
+        for c in prange(n_chunks, schedule='static', num_threads=nt):
+            _sign_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples), &out[0, 0])
+    return out_arr
 
 
 def hash_int_keys(const int64_t[::1] ids):

@@ -127,6 +127,30 @@ def _threads(work):
 # multiple testing
 # ----------------------------------------------------------------------------------------
 
+def _check_arguments(runs, baseline, test, tests, correction, alternative, nan_handling, queries,
+                     alpha, n_resamples):
+    """The checked options of :func:`compare` (``tests``: the tests on offer) and the run names."""
+    from rankereval._validation import check_nan_handling
+
+    test = _choice(test, tests, "test")
+    correction = _choice(correction, CORRECTIONS, "correction", _CORRECTION_ALIASES)
+    alternative = _choice(alternative, ALTERNATIVES, "alternative")
+    nan_handling = check_nan_handling(nan_handling)
+    queries = _choice(queries, QUERIES, "queries")
+    alpha = _check_alpha(alpha)
+    n_resamples = _check_resamples(n_resamples)
+    if not isinstance(runs, dict):
+        raise TypeError(f"runs must be a dict {{name: run}}, got {type(runs).__name__}")
+    if len(runs) < 2:
+        raise ValueError(f"runs must hold at least two runs to compare, got {len(runs)}")
+    run_names = [str(k) for k in runs]
+    if len(set(run_names)) != len(run_names):
+        raise ValueError(f"run names must be distinct, got {run_names}")
+    if baseline is not None and str(baseline) not in run_names:
+        raise ValueError(f"baseline must be one of the run names {run_names}, got {baseline!r}")
+    return test, correction, alternative, nan_handling, queries, alpha, n_resamples, run_names
+
+
 def adjust_pvalues(pvalues, method="holm"):
     """p-values adjusted for multiple testing (NaN entries are left out of the family).
 
@@ -211,9 +235,13 @@ def _t_test(d, alternative, alpha):
 
     All differences zero: p = 1 and the interval is ``(0, 0)`` (scipy returns NaN).
     """
+    return _t_from_moments(*_moments(d), alternative, alpha)
+
+
+def _t_from_moments(n, mean, sd, alternative, alpha):
+    """:func:`_t_test` from the number, mean and standard deviation of each column."""
     from scipy.stats import t as t_dist
 
-    n, mean, sd = _moments(d)
     df = n - 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         se = sd / np.sqrt(n)
@@ -327,7 +355,11 @@ def _bootstrap_test(t_null, d, alternative):
     """Paired bootstrap-t test: the bootstrap t statistics of the centred differences are the
     null distribution of the observed t statistic (Efron & Tibshirani 1993, 16.4; Sakai
     2006). p = (count + 1) / (B + 1); all differences zero: p = 1."""
-    n, mean, sd = _moments(d)
+    return _bootstrap_p(t_null, *_moments(d), alternative)
+
+
+def _bootstrap_p(t_null, n, mean, sd, alternative):
+    """:func:`_bootstrap_test` from the number, mean and standard deviation of each column."""
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = mean / (sd / np.sqrt(n))
     observed = np.where((sd == 0) & (mean == 0), 0.0, observed)
@@ -488,6 +520,58 @@ def _collect_trec(qrels, names, values, metrics, relevance_level, queries):
 # compare
 # ----------------------------------------------------------------------------------------
 
+def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
+    """The per-query scores (n, n_metrics, n_runs) as the tests see them, and the differences.
+
+    Returns ``(scores, valid, undefined, propagated, geometric, pairs, diffs)``: the scores
+    with infinities as NaN, NaN handling applied and geometric metrics as floored logs;
+    whether each (query, metric) is compared; where any run is undefined; the metrics made
+    NaN by ``nan_handling='propagate'``; the geometric ones; the ``(run, baseline)`` index
+    pairs; the differences (n, n_metrics * n_pairs), column ``m * n_pairs + j`` pair ``j``
+    of metric ``m``, NaN where not compared. :mod:`rankereval.spark` runs it per partition.
+    """
+    from rankereval.metrics._base import _floored_log
+
+    scores = np.where(np.isfinite(scores), scores, np.nan)     # +inf (MeanRanks): undefined
+    undefined = np.isnan(scores).any(axis=2)                    # (n, n_metrics)
+    n_q, n_metrics, n_runs = scores.shape
+    if nan_handling == "zerofill":
+        scores = np.where(np.isnan(scores), 0.0, scores)
+        valid = np.ones((n_q, n_metrics), dtype=bool)
+    elif nan_handling == "drop":
+        valid = ~undefined
+    else:
+        valid = np.ones((n_q, n_metrics), dtype=bool)
+    propagated = undefined.any(axis=0) if nan_handling == "propagate" else np.zeros(n_metrics, bool)
+    valid[:, propagated] = False
+    # a geometric mean (GMAP) is the exp of a mean of logs: compare the logs (floored as in
+    # the mean), so that the tests and diff are on the log scale and the means geometric
+    geometric = np.array([m.info.aggregate == "geometric" for m in metric_objs], dtype=bool)
+    if geometric.any():
+        scores[:, geometric, :] = _floored_log(scores[:, geometric, :])
+
+    if baseline is not None:
+        b = run_names.index(str(baseline))
+        pairs = [(r, b) for r in range(n_runs) if r != b]
+    else:
+        pairs = [(j, i) for i in range(n_runs) for j in range(i + 1, n_runs)]
+    n_pairs = len(pairs)
+
+    # differences: column m * n_pairs + j is pair j under metric m; NaN where not compared
+    run_idx = np.array([r for r, _ in pairs], dtype=np.intp)
+    base_idx = np.array([b for _, b in pairs], dtype=np.intp)
+    diffs = scores[:, :, run_idx] - scores[:, :, base_idx]                  # (n, M, P)
+    diffs = np.where(valid[:, :, None], diffs, np.nan).reshape(n_q, n_metrics * n_pairs)
+    return scores, valid, undefined, propagated, geometric, pairs, diffs
+
+
+def _outcomes(diffs, metric_objs, n_pairs):
+    """Per column of differences: queries where the run is better, worse, tied."""
+    higher = np.array([m.info.higher_is_better for m in metric_objs])  # from the registry
+    sign = np.where(np.repeat(higher, n_pairs), 1.0, -1.0)
+    return (diffs * sign > 0).sum(axis=0), (diffs * sign < 0).sum(axis=0), (diffs == 0).sum(axis=0)
+
+
 def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
             n_resamples=10_000, alternative="two-sided", nan_handling="drop", queries="error",
             random_state=None, relevance_level=1):
@@ -558,25 +642,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
        retrieval: an empirical analysis of type I, type II and type III errors", SIGIR 2019.
     """
     import rankereval.bootstrap as bootstrap
-    from rankereval._validation import check_nan_handling, check_real
-    from rankereval.metrics._base import _floored_log
+    from rankereval._validation import check_real
 
-    test = _choice(test, TESTS, "test")
-    correction = _choice(correction, CORRECTIONS, "correction", _CORRECTION_ALIASES)
-    alternative = _choice(alternative, ALTERNATIVES, "alternative")
-    nan_handling = check_nan_handling(nan_handling)
-    queries = _choice(queries, QUERIES, "queries")
-    alpha = _check_alpha(alpha)
-    n_resamples = _check_resamples(n_resamples)
-    if not isinstance(runs, dict):
-        raise TypeError(f"runs must be a dict {{name: run}}, got {type(runs).__name__}")
-    if len(runs) < 2:
-        raise ValueError(f"runs must hold at least two runs to compare, got {len(runs)}")
-    run_names = [str(k) for k in runs]
-    if len(set(run_names)) != len(run_names):
-        raise ValueError(f"run names must be distinct, got {run_names}")
-    if baseline is not None and str(baseline) not in run_names:
-        raise ValueError(f"baseline must be one of the run names {run_names}, got {baseline!r}")
+    test, correction, alternative, nan_handling, queries, alpha, n_resamples, run_names = _check_arguments(
+        runs, baseline, test, TESTS, correction, alternative, nan_handling, queries, alpha, n_resamples)
     if test == "tukey" and baseline is not None:
         raise ValueError("test='tukey' compares all pairs of runs at once: use baseline=None")
     if test == "tukey" and alternative != "two-sided":
@@ -587,37 +656,11 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
 
     scores, query_ids, report = _collect(y_true, {str(k): v for k, v in runs.items()}, metric_objs,
                                          relevance_level, queries)
-    scores = np.where(np.isfinite(scores), scores, np.nan)     # +inf (MeanRanks): undefined
-    undefined = np.isnan(scores).any(axis=2)                    # (n, n_metrics)
-    n_q, n_metrics, n_runs = scores.shape
+    scores, valid, undefined, propagated, geometric, pairs, diffs = _prepare(
+        scores, nan_handling, metric_objs, run_names, baseline)
     report["n_undefined"] = {name: int(undefined[:, m].sum()) for m, name in enumerate(metric_names)}
-    if nan_handling == "zerofill":
-        scores = np.where(np.isnan(scores), 0.0, scores)
-        valid = np.ones((n_q, n_metrics), dtype=bool)
-    elif nan_handling == "drop":
-        valid = ~undefined
-    else:
-        valid = np.ones((n_q, n_metrics), dtype=bool)
-    propagated = undefined.any(axis=0) if nan_handling == "propagate" else np.zeros(n_metrics, bool)
-    valid[:, propagated] = False
-    # a geometric mean (GMAP) is the exp of a mean of logs: compare the logs (floored as in
-    # the mean), so that the tests and diff are on the log scale and the means geometric
-    geometric = np.array([m.info.aggregate == "geometric" for m in metric_objs])
-    if geometric.any():
-        scores[:, geometric, :] = _floored_log(scores[:, geometric, :])
-
-    if baseline is not None:
-        b = run_names.index(str(baseline))
-        pairs = [(r, b) for r in range(n_runs) if r != b]
-    else:
-        pairs = [(j, i) for i in range(n_runs) for j in range(i + 1, n_runs)]
+    n_q, n_metrics, n_runs = scores.shape
     n_pairs = len(pairs)
-
-    # differences: column m * n_pairs + j is pair j under metric m; NaN where not compared
-    run_idx = np.array([r for r, _ in pairs])
-    base_idx = np.array([b for _, b in pairs])
-    diffs = scores[:, :, run_idx] - scores[:, :, base_idx]                  # (n, M, P)
-    diffs = np.where(valid[:, :, None], diffs, np.nan).reshape(n_q, n_metrics * n_pairs)
 
     n_used, mean_diff, sd = _moments(diffs)
     seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
@@ -636,6 +679,26 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
             p = _tukey_test(scores, valid, pairs, n_resamples, seed).reshape(-1)
         del boot, t_null
 
+    with np.errstate(invalid="ignore", divide="ignore"):
+        counts = valid.sum(axis=0)
+        means = np.where(counts[:, None] > 0,
+                         np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
+                         np.nan)                                            # (M, R)
+    return _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
+                   n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric,
+                   means, counts, mean_diff, sd, ci_low, ci_high, p, _outcomes(diffs, metric_objs, n_pairs),
+                   scores, valid, query_ids, report)
+
+
+def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
+            n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric, means,
+            counts, mean_diff, sd, ci_low, ci_high, p, outcomes, scores, valid, query_ids, report):
+    """The :class:`Comparison` from the statistics of each (metric, pair) column: corrected
+    p-values, effect sizes, the long format. ``means`` (n_metrics, n_runs) are arithmetic
+    (of logs for geometric metrics); ``outcomes``: (better, worse, ties) per column."""
+    n_metrics, n_pairs = len(metric_names), len(pairs)
+    run_idx = np.array([r for r, _ in pairs], dtype=np.intp)
+    base_idx = np.array([b for _, b in pairs], dtype=np.intp)
     p_matrix = p.reshape(n_metrics, n_pairs)
     if test == "tukey":
         p_corrected = p_matrix.copy()
@@ -646,16 +709,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
 
     with np.errstate(invalid="ignore", divide="ignore"):
         effect = np.where(sd > 0, mean_diff / sd, np.nan)
-        counts = valid.sum(axis=0)
-        means = np.where(counts[:, None] > 0,
-                         np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
-                         np.nan)                                            # (M, R)
-        means[geometric] = np.exp(means[geometric])
+    means = np.array(means, dtype=np.float64)
+    means[geometric] = np.exp(means[geometric])
     higher = np.array([m.info.higher_is_better for m in metric_objs])  # from the registry
-    sign = np.where(np.repeat(higher, n_pairs), 1.0, -1.0)
-    better = (diffs * sign > 0).sum(axis=0)
-    worse = (diffs * sign < 0).sum(axis=0)
-    ties = (diffs == 0).sum(axis=0)
+    better, worse, ties = outcomes
 
     results = {
         "metric": np.repeat(np.array(metric_names, dtype=object), n_pairs),
@@ -681,7 +738,8 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     for arr in results.values():
         arr.setflags(write=False)
     for arr in (scores, valid, means):
-        arr.setflags(write=False)
+        if arr is not None:
+            arr.setflags(write=False)
     return Comparison(
         metrics=tuple(metric_names), runs=tuple(run_names),
         baseline=None if baseline is None else str(baseline), test=test, correction=correction,

@@ -19,6 +19,7 @@ from rankereval._evaluation import (
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _seed, _validate, id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
+from rankereval.io._arrow import RepeatedQueryError, list_column, nested_queries, one_array
 
 __all__ = ["evaluate", "DaskEvaluation", "PartitionedData", "from_dataframes", "from_arrays",
            "read_parquet", "repartition_by_query"]
@@ -317,22 +318,6 @@ def _list_files(path, what):
     raise ValueError(f"{what}: {path!r} is neither a Parquet file nor a directory")
 
 
-def _one_array(column):
-    """A pyarrow ChunkedArray as one Array, without a copy when it has one chunk (as
-    ``combine_chunks`` makes even then)."""
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-
-
-def _nested(column):
-    """(offsets, values) of a list column of a pyarrow table."""
-    arr = _one_array(column)
-    if arr.null_count:
-        raise ValueError("list column has null entries")
-    offsets = np.asarray(arr.offsets, dtype=np.int64)
-    values = np.asarray(arr.flatten())
-    return offsets - offsets[0], values
-
-
 def _read_pair(labels_file, run_file, options):
     """The columns that a partition needs of its two Parquet files: ``(labels, run, nested)``,
     two :class:`pyarrow.Table` and whether the run's item column is a list column.
@@ -376,114 +361,33 @@ def _load_parquet(labels_file, run_file, p, options):
         frame_opts = {k: v for k, v in options.items() if k != "relevance_level"}
         return _load_frames(labels, run, p, frame_opts)
     try:
-        lq, rq = np.asarray(_one_array(lab.column(q))), np.asarray(_one_array(run.column(q)))
+        lq, rq = np.asarray(one_array(lab.column(q))), np.asarray(one_array(run.column(q)))
         kinds = {"query": _id_kind(rq, "run query", p)}
         if _id_kind(lq, "labels query", p) != kinds["query"]:
             raise PartitionError(f"partition {p}: query ids are of different types in labels and run")
-        l_off, l_items = _nested(lab.column(it))
-        r_off, r_items = _nested(run.column(it))
+        l_off, l_items = list_column(lab.column(it))
+        r_off, r_items = list_column(run.column(it))
         for name, a in (("labels", l_items), ("run", r_items)):
             if a.dtype.kind not in "iu":
                 raise PartitionError(f"partition {p}: nested {name} item ids must be integers, "
                                      f"got {a.dtype}")
         grades = None
         if lab_col in lab.column_names:
-            g_off, grades = _nested(lab.column(lab_col))
+            g_off, grades = list_column(lab.column(lab_col))
             if not np.array_equal(g_off, l_off):
                 raise PartitionError(f"partition {p}: the lists of {lab_col!r} and {it!r} differ in length")
-        same = lq.shape == rq.shape and np.array_equal(lq, rq)
-        for ids, name in ((lq, "labels"), (rq, "run")) if not same else ((rq, "run"),):
-            repeated = _first_repeated(ids)
-            if repeated is not None:
-                raise PartitionError(f"partition {p}: query {repeated!r} has two rows in the {name} file")
-        if same:
-            common, li, ri, seen = rq, None, None, None
-        else:
-            # as trec_eval and from_dataframes(missing='drop', extra='drop'): only queries in both
-            common, li, ri = np.intersect1d(lq, rq, assume_unique=True, return_indices=True)
-            seen = np.union1d(lq, rq)
-        if common.shape[0] == 0:
+        try:
+            binary, numeric, rankings, common, seen = nested_queries(lq, rq, l_off, l_items, grades,
+                                                                     r_off, r_items)
+        except RepeatedQueryError as exc:
+            raise PartitionError(f"partition {p}: query {exc.query!r} has two rows in the {exc.side} file") from None
+        if rankings is None:
             return _empty_block(kinds, seen, graded=grades is not None)
-        rankings = _ragged_rankings(r_off, r_items, ri)
-        binary, numeric = _ragged_labels(l_off, l_items, grades, li, rankings)
     except PartitionError:
         raise
     except (TypeError, ValueError, KeyError) as exc:
         raise PartitionError(f"partition {p} ({labels_file}, {run_file}): {exc}") from exc
     return _Block(binary, numeric, rankings, common, kinds, seen)
-
-
-def _first_repeated(ids):
-    """An id that occurs twice in ``ids``, or None (ids written in order need no sort)."""
-    if ids.shape[0] < 2 or (ids.dtype.kind in "iu" and (ids[1:] > ids[:-1]).all()):
-        return None
-    s = np.sort(ids)
-    dup = np.flatnonzero(s[1:] == s[:-1])
-    return s[dup[0]].item() if dup.size else None
-
-
-def _select(offsets, rows, *columns):
-    """Lists ``rows`` (None: all) of list columns sharing ``offsets``: (offsets, [values...])."""
-    if rows is None:
-        return offsets, list(columns)
-    lengths = np.diff(offsets)[rows]
-    starts = offsets[:-1][rows]
-    new = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new[1:])
-    take = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1])
-    return new, [c[take] for c in columns]
-
-
-def _ragged_rankings(offsets, values, rows):
-    """Rankings from a list column (offsets, values), rows ``rows`` (None: all)."""
-    offsets, (values,) = _select(offsets, rows, values)
-    lengths = np.diff(offsets)
-    n = lengths.shape[0]
-    width = int(lengths.max()) if n else 0
-    if n and (lengths == width).all():
-        # every list of the same length (top-k runs): the values are the rankings, no padding
-        return Rankings.from_ranked_indices(values.reshape(n, width))
-    else:
-        padded = np.full((n, width), -1, dtype=values.dtype if values.size else np.int64)
-        pos = np.arange(values.shape[0]) - np.repeat(offsets[:-1], lengths)
-        padded[np.repeat(np.arange(n), lengths), pos] = values
-    return Rankings.from_ranked_indices(padded, pad=-1)
-
-
-def _ragged_labels(offsets, items, grades, rows, rankings):
-    """(BinaryLabels, None) or (None, NumericLabels) from list columns of item ids (and grades)."""
-    import scipy.sparse as sp
-
-    columns = (items,) if grades is None else (items, grades)
-    offsets, selected = _select(offsets, rows, *columns)
-    items = selected[0]
-    n = offsets.shape[0] - 1
-    if items.size and items.min() < 0:
-        raise ValueError("label item ids must be >= 0")
-    n_items = max(int(items.max()) + 1 if items.size else 0,
-                  int(rankings.indices.max()) + 1 if rankings.indices.size else 0)
-    if grades is None:
-        # the common case: each list sorted without repeats, as writers of ids usually leave
-        # them; checked and copied in one typed pass, and every listed item is judged
-        labels = BinaryLabels._from_ragged_fast(offsets, items, None, n_items)
-        if labels is not None:
-            return labels.with_judged(labels), None
-    values = np.ones(items.shape[0]) if grades is None else np.asarray(selected[1], dtype=np.float64)
-    # a copy: Arrow's buffers are read-only, and sum_duplicates works in place
-    m = sp.csr_matrix((values, items, offsets), shape=(n, n_items), copy=True)
-    before = m.nnz
-    m.sum_duplicates()
-    if m.nnz != before:
-        rows_of = np.repeat(np.arange(n), np.diff(offsets))
-        order = np.lexsort((items, rows_of))
-        same = (rows_of[order][1:] == rows_of[order][:-1]) & (items[order][1:] == items[order][:-1])
-        r = int(rows_of[order][1:][same][0])
-        raise ValueError(f"duplicate label item {int(items[order][1:][same][0])} in the labels of row {r}")
-    # every listed item is judged (grade 0: judged not relevant), as rankereval.io reads them
-    judged = BinaryLabels.from_matrix(sp.csr_matrix((np.ones(m.nnz), m.indices, m.indptr), shape=m.shape))
-    if grades is None:
-        return BinaryLabels.from_matrix(m).with_judged(judged), None
-    return None, NumericLabels.from_matrix(m).with_judged(judged)
 
 
 def read_parquet(labels_path, run_path, *, query_col="query", item_col="item", label_col="label",

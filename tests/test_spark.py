@@ -1,0 +1,369 @@
+"""rankereval.spark on a real local SparkSession (local[2]; Python workers, no mocks).
+
+Every result is compared with the in-memory path (rankereval.io.from_dataframes +
+rankereval.evaluate(..., resampling='poisson')) on the same queries, for every registered
+metric, on several partitionings (numbers of shuffle partitions, some of them empty).
+Deselect with ``-m "not spark"``.
+"""
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+
+import rankereval  # noqa: E402
+from rankereval.io import from_dataframes  # noqa: E402
+from rankereval.metrics._base import _registered  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+B = 200
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    # the Python workers run this interpreter and import this checkout's rankereval
+    root = os.path.dirname(os.path.dirname(os.path.abspath(rankereval.__file__)))
+    old = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join([root] + ([old["PYTHONPATH"]] if old["PYTHONPATH"] else []))
+    # local[2, 2]: two task threads, and a failed task is run once more (spark.task.maxFailures
+    # of local mode)
+    session = (SparkSession.builder.master("local[2,2]").appName("rankereval-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def all_metrics():
+    """Every registered metric with every combination of its options (cutoffs 1, 3, 10)."""
+    out = {}
+    for cls in _registered():
+        for params in cls._param_space(cutoffs=(1, 3, 10)):
+            m = cls(**params)
+            out[m.name] = m
+    return out
+
+
+METRICS = all_metrics()
+
+
+def make_frames(kind="str", seed=12, n=40):
+    """Long-format labels and run (pandas): some queries without a relevant item, one only in
+    the labels, one only in the run, ties in the scores."""
+    rng = np.random.default_rng(seed)
+    lab, run = [], []
+    for q in range(n):
+        qid = f"q{q:02d}" if kind == "str" else q * 1000 + 7
+        items = rng.choice(30, size=12, replace=False)
+        if q != n - 1:                                  # the last: labels only
+            for i in items[: rng.integers(1, 12)]:
+                run.append((qid, int(i), float(rng.integers(0, 6))))
+        if q != n - 2:                                  # the one before: run only
+            for i in items[rng.integers(0, 4): rng.integers(5, 12)]:
+                lab.append((qid, int(i), int(rng.integers(0, 4)) if q % 7 else 0))
+    return (pd.DataFrame(lab, columns=["query", "item", "label"]),
+            pd.DataFrame(run, columns=["query", "item", "score"]))
+
+
+def to_spark(spark, frame):
+    """A Spark DataFrame of a pandas frame, through a Python list (no pandas conversion)."""
+    from pyspark.sql import types as T
+
+    kinds = {"i": T.LongType(), "f": T.DoubleType(), "O": T.StringType()}
+    schema = T.StructType([T.StructField(c, kinds[frame[c].dtype.kind]) for c in frame.columns])
+    rows = [tuple(v.item() if hasattr(v, "item") else v for v in row)
+            for row in frame.itertuples(index=False, name=None)]
+    return spark.createDataFrame(rows, schema)
+
+
+def in_memory(labels, run, metrics=METRICS, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return rankereval.evaluate(from_dataframes(labels, run), metrics, resampling="poisson",
+                                   n_bootstrap_samples=B, **options)
+
+
+def on_spark(*args, **options):
+    import rankereval.spark as rs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return rs.evaluate(*args, n_bootstrap_samples=B, **options)
+
+
+def close(a, b):
+    return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
+
+
+def assert_same(got, want):
+    assert got.names == want.names
+    assert got.n_rankings == want.n_rankings
+    assert got.n_used == want.n_used and got.n_undefined == want.n_undefined
+    assert got.scores is None
+    for name in want.names:
+        assert close(got.means[name], want.means[name]), (name, got.means[name], want.means[name])
+        if want.conf_intervals is None:
+            assert got.conf_intervals is None
+            continue
+        for x, y in zip(got.conf_intervals[name], want.conf_intervals[name]):
+            assert close(x, y), (name, x, y)
+
+
+@pytest.fixture(scope="module")
+def frames(spark):
+    labels, run = make_frames()
+    return labels, run, to_spark(spark, labels), to_spark(spark, run)
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 16])
+def test_every_metric_as_in_memory(frames, npartitions):
+    labels, run, sl, sr = frames
+    want = in_memory(labels, run, conf_interval=True, random_state=5)
+    got = on_spark(sl, sr, METRICS, conf_interval=True, random_state=5, npartitions=npartitions)
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("nan_handling", ["drop", "zerofill"])
+def test_nan_handling_and_relevance_level(frames, nan_handling):
+    labels, run, sl, sr = frames
+    opts = dict(nan_handling=nan_handling, relevance_level=2, conf_interval=True, random_state=3)
+    assert_same(on_spark(sl, sr, METRICS, npartitions=5, **opts), in_memory(labels, run, **opts))
+
+
+def test_without_intervals_and_per_query_scores(frames):
+    labels, run, sl, sr = frames
+    names = ["ndcg@10", "ap", "p@3", "rr"]
+    want = in_memory(labels, run, names)
+    got, scores = on_spark(sl, sr, names, return_scores=True, npartitions=3)
+    assert_same(got, want)
+    table = scores.toPandas().set_index("query").sort_index()
+    assert table.columns.tolist() == names
+    ref = want.to_pandas().sort_index()
+    assert table.index.tolist() == ref.index.tolist()
+    np.testing.assert_allclose(table.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_integer_ids_ranks_and_binary_labels(spark):
+    labels, run = make_frames("int", seed=4, n=30)
+    run["rank"] = run.groupby("query")["score"].rank(method="first", ascending=False).astype(np.int64)
+    run = run.drop(columns="score")
+    names = ["ndcg@3", "r@10", "ap@10", "f1@3"]
+    want = in_memory(labels, run, names, conf_interval=True, random_state=8)
+    got = on_spark(to_spark(spark, labels), to_spark(spark, run), names, rank_col="rank",
+                   conf_interval=True, random_state=8, npartitions=2)
+    assert_same(got, want)
+    # without a grade column every labels row is relevant
+    binary = labels[labels["label"] > 0][["query", "item"]]
+    want = in_memory(binary.assign(label=1), run, names)
+    got = on_spark(to_spark(spark, binary), to_spark(spark, run), names, grade_col=None, npartitions=3)
+    assert_same(got, want)
+
+
+def test_nested_layout(spark, tmp_path):
+    """One row per query with arrays (as MLlib reads them): the same numbers as long rows."""
+    from pyspark.sql import types as T
+
+    labels, run = make_frames("int", seed=9, n=50)
+    run = run.sort_values(["query", "score", "item"], ascending=[True, False, False])
+    want = in_memory(labels, run, METRICS, conf_interval=True, random_state=2)
+    lab_rows = [(int(q), [int(i) for i in g["item"]], [float(x) for x in g["label"]])
+                for q, g in labels.groupby("query")]
+    # as trec_eval: ties in score by item id, descending
+    run_rows = [(int(q), [int(i) for i in g["item"]]) for q, g in run.groupby("query")]
+    sl = spark.createDataFrame(lab_rows, T.StructType([
+        T.StructField("query", T.LongType()), T.StructField("item", T.ArrayType(T.LongType())),
+        T.StructField("label", T.ArrayType(T.DoubleType()))]))
+    sr = spark.createDataFrame(run_rows, T.StructType([
+        T.StructField("query", T.LongType()), T.StructField("item", T.ArrayType(T.IntegerType()))]))
+    # 64-bit label ids with 32-bit run ids, then 32-bit ids on both sides (shuffled as such)
+    narrow = sl.withColumn("item", sl["item"].cast("array<int>"))
+    for npartitions, labels_df in ((1, sl), (4, narrow)):
+        got = on_spark(labels_df, sr, METRICS, conf_interval=True, random_state=2, npartitions=npartitions)
+        assert_same(got, want)
+
+
+def test_retried_task_gives_the_same_result(frames, tmp_path, monkeypatch):
+    """The first attempt of every task kills its Python worker; Spark reruns the tasks."""
+    import rankereval.spark._core as core
+
+    labels, run, sl, sr = frames
+    names = ["ndcg@10", "ap", "r@3"]
+    want = in_memory(labels, run, names, conf_interval=True, random_state=11)
+    monkeypatch.setattr(core, "_TEST_FAIL_ONCE", str(tmp_path))
+    got = on_spark(sl, sr, names, conf_interval=True, random_state=11, npartitions=3)
+    assert len(os.listdir(tmp_path)) == 3           # every partition failed once
+    assert_same(got, want)
+
+
+def test_empty_inputs(spark):
+    labels, run = make_frames()
+    sl, sr = to_spark(spark, labels), to_spark(spark, run)
+    got = on_spark(sl.limit(0), sr, ["ap", "p@3"], conf_interval=True, random_state=0)
+    assert got.n_rankings == 0 and math.isnan(got.means["ap"])
+
+
+# -- bad input: a clear error naming the column ------------------------------------------------
+
+def test_duplicate_items_null_grades_and_mixed_ids(spark):
+    import rankereval.spark as rs
+
+    labels, run = make_frames()
+    dup = pd.concat([run, run.iloc[[3]]])
+    with pytest.raises(rs.SparkInputError, match=r"duplicate item \d+ for query"):
+        rs.evaluate(to_spark(spark, labels), to_spark(spark, dup), ["ap"], npartitions=2)
+    dup = pd.concat([labels, labels.iloc[[0]]])
+    with pytest.raises(ValueError, match=r"duplicate judgement for query"):
+        rs.evaluate(to_spark(spark, dup), to_spark(spark, run), ["ap"], npartitions=2)
+    nulls = labels.astype({"label": float})
+    nulls.loc[5, "label"] = np.nan
+    sl = to_spark(spark, nulls).replace(float("nan"), None)
+    with pytest.raises(ValueError, match=r"labels_df column 'label' \(grade_col\) has a null grade \(query 'q"):
+        rs.evaluate(sl, to_spark(spark, run), ["ap"])
+    ints = labels.assign(query=labels["query"].str[1:].astype(np.int64))
+    with pytest.raises(TypeError, match=r"query column 'query' holds ints in labels_df .* strs in run_df"):
+        rs.evaluate(to_spark(spark, ints), to_spark(spark, run), ["ap"])
+    with pytest.raises(TypeError, match=r"labels_df column 'item' has type double"):
+        rs.evaluate(to_spark(spark, labels.astype({"item": float})), to_spark(spark, run), ["ap"])
+    with pytest.raises(ValueError, match=r"run_df has no column 'score'"):
+        rs.evaluate(to_spark(spark, labels), to_spark(spark, run).drop("score"), ["ap"], score_col="score")
+
+
+def test_nested_bad_input(spark):
+    import rankereval.spark as rs
+    from pyspark.sql import types as T
+
+    lab_schema = T.StructType([T.StructField("query", T.LongType()),
+                               T.StructField("item", T.ArrayType(T.LongType())),
+                               T.StructField("label", T.ArrayType(T.DoubleType()))])
+    run_schema = T.StructType([T.StructField("query", T.LongType()),
+                               T.StructField("item", T.ArrayType(T.LongType()))])
+    run = spark.createDataFrame([(1, [3, 2, 1]), (2, [4, 5])], run_schema)
+    lab = spark.createDataFrame([(1, [1, 2], [1.0, None]), (2, [5], [2.0])], lab_schema)
+    with pytest.raises(ValueError, match=r"labels_df column 'label' has a null grade \(query 1\)"):
+        rs.evaluate(lab, run, ["ndcg@3"])
+    lab = spark.createDataFrame([(1, [1, 2], [1.0, 1.0]), (1, [5], [2.0])], lab_schema)
+    with pytest.raises(ValueError, match=r"labels_df column 'query': query 1 has two rows"):
+        rs.evaluate(lab, run, ["ndcg@3"])
+    lab = spark.createDataFrame([(1, [1, 1], [1.0, 1.0])], lab_schema)
+    with pytest.raises(ValueError, match=r"duplicate label item 1"):
+        rs.evaluate(lab, run, ["ndcg@3"])
+
+
+def test_not_imported_by_rankereval():
+    import subprocess
+
+    code = "import sys, rankereval; print('pyspark' in sys.modules, 'rankereval.spark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+# -- compare ----------------------------------------------------------------------------------
+
+CMP_METRICS = ["ap", "ndcg@10", "p@3", "rr@10", "gmap"]
+
+
+@pytest.fixture(scope="module")
+def three_runs(spark):
+    labels, run = make_frames(seed=21, n=50)
+    rng = np.random.default_rng(1)
+    runs = {"a": run}
+    for name in ("b", "c"):
+        other = run.copy()
+        other["score"] = rng.permutation(other["score"].to_numpy()) + rng.integers(0, 2, len(other))
+        runs[name] = other
+    return labels, runs, to_spark(spark, labels), {k: to_spark(spark, v) for k, v in runs.items()}
+
+
+def in_memory_compare(labels, runs, **kw):
+    from rankereval.compare import compare
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return compare(None, {k: from_dataframes(labels, v) for k, v in runs.items()}, CMP_METRICS, **kw)
+
+
+def spark_compare(sl, sruns, **kw):
+    import rankereval.spark as rs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        return rs.compare(sl, sruns, CMP_METRICS, **kw)
+
+
+def assert_same_comparison(got, want):
+    g, w = got.to_pandas(), want.to_pandas()
+    for col in ("mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "p_value", "p_corrected"):
+        np.testing.assert_allclose(g[col], w[col], rtol=1e-10, atol=1e-13, err_msg=col)
+    for col in ("metric", "run", "baseline", "significant", "wins", "ties", "losses"):
+        assert g[col].tolist() == w[col].tolist(), col
+    assert got.n_queries.tolist() == want.n_queries.tolist()
+
+
+@pytest.mark.parametrize("baseline,npartitions,nan_handling", [("a", 1, "drop"), (None, 5, "zerofill"),
+                                                               ("b", 3, "propagate")])
+def test_compare_t_test_as_in_memory(three_runs, baseline, npartitions, nan_handling):
+    labels, runs, sl, sruns = three_runs
+    want = in_memory_compare(labels, runs, baseline=baseline, nan_handling=nan_handling)
+    got = spark_compare(sl, sruns, baseline=baseline, npartitions=npartitions, nan_handling=nan_handling)
+    assert_same_comparison(got, want)
+    assert got.scores is None and got.report["n_queries"] == want.report["n_queries"]
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
+    """Spark's partitions merge to the sums of all queries at once (keyed by query id), which
+    tests/test_paired_sums.py checks against literal references."""
+    from rankereval import _paired_sums
+    from rankereval.compare import _finish, _resolve_metrics
+
+    labels, runs, sl, sruns = three_runs
+    B = 500
+    got = spark_compare(sl, sruns, baseline="a", test=test, n_resamples=B, random_state=4, npartitions=4)
+    names, objs = _resolve_metrics(CMP_METRICS)
+    evs = [in_memory(labels, r, CMP_METRICS) for r in runs.values()]
+    ids = evs[0].query_ids
+    assert all(list(e.query_ids) == list(ids) for e in evs)
+    scores = np.stack([np.asarray(rankereval.evaluate(from_dataframes(labels, r), CMP_METRICS,
+                                                      nan_handling="drop").scores) for r in runs.values()], axis=2)
+    rng = np.random.default_rng(4)
+    seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
+    ci_b = B if test == "bootstrap" else min(B, 1000)
+    total = _paired_sums.partials(scores, np.asarray(ids), "drop", objs, list(runs), "a", test, seeds, B, ci_b)
+    _, mean, sd, p, low, high = _paired_sums.summarise(total, test, "two-sided", 0.05, B)
+    want = _finish(names, objs, list(runs), "a", [(1, 0), (2, 0)], test, "holm", 0.05, B, "two-sided", "drop",
+                   ci_b, np.zeros(len(names), bool), np.array([n == "gmap" for n in names]),
+                   total["score_sums"] / total["counts"][:, None], total["counts"], mean, sd, low, high, p,
+                   (total["better"], total["worse"], total["ties"]), None, None, None, {})
+    assert_same_comparison(got, want)
+
+
+def test_compare_refuses_tukey_and_names_missing_queries(three_runs):
+    import rankereval.spark as rs
+
+    labels, runs, sl, sruns = three_runs
+    with pytest.raises(ValueError, match="test='tukey' is not available on Spark"):
+        rs.compare(sl, sruns, ["ap"], test="tukey")
+    short = dict(sruns, c=sruns["c"].filter("query != 'q03'"))
+    with pytest.raises(ValueError, match=r"'c' lacks q03"):
+        rs.compare(sl, short, ["ap"])
+    got = spark_compare(sl, short, queries="intersection", npartitions=2)
+    want = in_memory_compare(labels, dict(runs, c=runs["c"][runs["c"]["query"] != "q03"]), queries="intersection")
+    assert_same_comparison(got, want)
