@@ -95,16 +95,6 @@ class _PackedIdArray:
         return iter(_unpack_ids(self.packed).tolist())
 
 
-def _union_packed(u_labels, u_run):
-    """:func:`_union_ids` of packed ids (uint64 arrays, each without repeats): the joint ids
-    (a uint64 array) and the maps from each side's codes to them, from one hash table (the
-    labels' ids take codes 0, 1, ..., the run's other ids the next ones, in order)."""
-    table = PackedIds()
-    label_map = table.encode(u_labels)
-    run_map = table.encode(u_run)
-    return table.uniques(), label_map, run_map
-
-
 class _IdColumn:
     """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
     (:meth:`factorize`, as :func:`_factorize`).
@@ -117,12 +107,20 @@ class _IdColumn:
     each query's lines together). ``arrow``: the blocks are pyarrow string arrays (else
     NumPy object arrays, factorised by pandas), and so are the uniques, even of an empty
     column.
+
+    ``seed``: packed ids without repeats (the other file's ids of the column) that take the
+    codes 0, 1, ... before the column's own ids; the run's ids then get the joint codes of
+    the labels' and the run's ids directly, with no second table (``seeded`` says whether
+    the uniques start with the seed: not without pyarrow, nor once the column holds strings).
     """
 
-    def __init__(self, arrow, runs=False):
+    def __init__(self, arrow, runs=False, seed=None):
         self.arrow = arrow
         self.runs = runs
         self.table = PackedIds() if arrow else None  # None: strings
+        self.seeded = seed is not None and self.table is not None
+        if self.seeded:
+            self.table.encode(seed)
         self.parts = []  # codes (while packed) or ids of each block
         self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
 
@@ -141,6 +139,7 @@ class _IdColumn:
                 strings = _unpack_short_strings(self.table.uniques())
                 self.parts = [strings.take(pa.array(codes)) for codes in self.parts]
                 self.table = None
+                self.seeded = False  # the seed's ids are not the first of the strings
         if packed is not None and self.table is None:
             values, packed = _unpack_short_strings(packed), None
         lengths = None
