@@ -405,7 +405,8 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
             docs_sorted[tie_fix[0]] = tie_fix[1]
     else:
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
-    counts = np.bincount(rows_r, minlength=n_rows)
+    # the lines in ranking order have ascending rows: each row's count is where the next starts
+    counts = np.diff(np.append(np.searchsorted(rows_s, np.arange(n_rows, dtype=rows_s.dtype)), rows_s.size))
     n_truncated = 0
     if depth is not None and counts.size and counts.max() > depth:
         # trec_eval -M: the first ``depth`` documents of each ranking, after ordering
@@ -504,13 +505,13 @@ def _order(rows, key):
     brk = np.flatnonzero(rows[1:] != rows[:-1]) + 1
     starts = np.concatenate(([0], brk))
     block_rows = rows[starts]
-    grouped = np.unique(block_rows).size == block_rows.size
-    if grouped:
+    ascending = bool(np.all(block_rows[1:] > block_rows[:-1]))  # (then no need of np.unique)
+    if ascending or np.unique(block_rows).size == block_rows.size:  # each query's lines together
         # no score goes up within a query (keys hold no NaN)
         up = key[1:] < key[:-1]
         up[brk - 1] = False
         if not up.any():
-            if np.all(block_rows[1:] > block_rows[:-1]):
+            if ascending:
                 return None
             lengths = np.diff(np.append(starts, n))
             border = np.argsort(block_rows, kind="stable")
