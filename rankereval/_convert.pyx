@@ -12,7 +12,7 @@ from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from rankereval._openmp cimport rankereval_omp_max_threads
-from rankereval._typedefs cimport in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint64_t
+from rankereval._typedefs cimport in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint32_t, uint64_t
 
 import numpy as np
 
@@ -145,6 +145,37 @@ def copy_minmax(const in_id_t[:, :] a, rank_t[:, ::1] out, int n_threads):
     return int(np.min(row_lo)), int(np.max(row_hi))
 
 
+cdef enum:
+    # ids a flat check pass takes at a time: its counters fit in 32 bits (which the compiler
+    # vectorises at twice the width of 64-bit ones), and the second pass over a chunk's ids
+    # reads them from the cache
+    FLAT_CHUNK = 1 << 16
+
+
+cdef (int64_t, int64_t) _copy_ids_chunk(const in_id_t* x, rank_t* out, Py_ssize_t n,
+                                        int64_t n_cols) noexcept nogil:
+    """Copy ``n`` ids into ``out``: (ids outside [0, n_cols), neighbours that do not
+    increase). The range test is one unsigned comparison in the ids' own width (a negative
+    id becomes a large one)."""
+    cdef Py_ssize_t j
+    cdef int32_t n_out = 0, n_down = 0
+    cdef uint32_t hi32
+    cdef uint64_t hi64
+    if in_id_t is int32_t:
+        hi32 = <uint32_t> (n_cols if n_cols < (<int64_t> 1 << 31) else (<int64_t> 1 << 31))
+        for j in range(n):
+            out[j] = <rank_t> x[j]
+            n_out += (<uint32_t> x[j]) >= hi32
+    else:
+        hi64 = <uint64_t> n_cols
+        for j in range(n):
+            out[j] = <rank_t> x[j]
+            n_out += (<uint64_t> x[j]) >= hi64
+    for j in range(1, n):
+        n_down += x[j] <= x[j - 1]
+    return n_out, n_down
+
+
 def copy_csr_structure(const in_id_t[::1] indptr, const in_id_t[::1] indices, int64_t n_cols,
                        rank_t[::1] out_indptr, rank_t[::1] out_indices, int n_threads):
     """Copy a CSR structure into the storage dtype while checking it.
@@ -155,28 +186,31 @@ def copy_csr_structure(const in_id_t[::1] indptr, const in_id_t[::1] indices, in
     id outside [0, n_cols) (the caller asks scipy for the message). What is copied is
     meaningful only with 0.
 
-    Flat passes over the ids, each without a dependence between iterations (so the compiler
-    vectorises them): the copy with a count of ids out of range, a count of neighbours that
-    do not increase, and the same count at the row boundaries, which do not matter.
+    Flat passes over chunks of the ids, each without a dependence between iterations (so
+    the compiler vectorises them): the copy with a count of ids out of range, a count of
+    neighbours that do not increase, and the same count at the row boundaries, which do not
+    matter.
     """
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, nnz
-    cdef Py_ssize_t n_out = 0, n_down = 0, n_down_at_starts = 0
-    cdef in_id_t v
-    if n < 0 or indptr[0] != 0 or indptr[n] > indices.shape[0]:
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j, nnz, c, start, stop, n_chunks
+    cdef int64_t n_out = 0, n_down = 0, n_down_at_starts = 0, chunk_out, chunk_down
+    if n < 0 or indptr[0] != 0 or indptr[n] > indices.shape[0] or n_cols < 0:
         return 2
     for i in range(n + 1):
         if i < n and indptr[i + 1] < indptr[i]:
             return 2
         out_indptr[i] = <rank_t> indptr[i]
     nnz = indptr[n]
-    for j in prange(nnz, nogil=True, schedule='static', num_threads=n_threads):
-        v = indices[j]
-        out_indices[j] = <rank_t> v
-        n_out += (v < 0) | (v >= n_cols)
+    n_chunks = (nnz + FLAT_CHUNK - 1) // FLAT_CHUNK
+    for c in prange(n_chunks, nogil=True, schedule='static', num_threads=n_threads):
+        start = c * FLAT_CHUNK
+        stop = min(nnz, start + FLAT_CHUNK)
+        chunk_out, chunk_down = _copy_ids_chunk(&indices[start], &out_indices[start], stop - start, n_cols)
+        n_out += chunk_out
+        n_down += chunk_down
+        if c > 0:  # the pair across the chunks' border
+            n_down += indices[start] <= indices[start - 1]
     if n_out:
         return 2
-    for j in prange(1, nnz, nogil=True, schedule='static', num_threads=n_threads):
-        n_down += indices[j] <= indices[j - 1]
     if n_down:
         # a row boundary j (after a non-empty row, before the end) pairs ids of two rows
         for i in range(1, n):
@@ -186,25 +220,39 @@ def copy_csr_structure(const in_id_t[::1] indptr, const in_id_t[::1] indices, in
     return 1 if n_down > n_down_at_starts else 0
 
 
+cdef (int64_t, int64_t) _label_data_chunk(const score_t* x, Py_ssize_t n, bint binary) noexcept nogil:
+    """(zeros, bad values) among ``n`` stored labels (see check_label_data)."""
+    cdef Py_ssize_t i
+    cdef int32_t n_zero = 0, n_bad = 0
+    cdef score_t v
+    if binary:
+        for i in range(n):
+            v = x[i]
+            n_zero += v == 0
+            n_bad += (v != 0) & (v != 1)
+    else:
+        for i in range(n):
+            v = x[i]
+            n_zero += v == 0
+            n_bad += not (v >= 0 and v < INFINITY)
+    return n_zero, n_bad
+
+
 def check_label_data(const score_t[::1] data, bint binary, int n_threads):
     """One pass over stored label values: ``(n_zero, ok)``.
 
     ``ok`` is False when a value is not finite, negative, or (``binary``) neither 0 nor 1;
-    the caller then finds the offending value for its message. Counts, not branches, so that
-    the loop vectorises.
+    the caller then finds the offending value for its message. Counts, not branches, in
+    chunks with 32-bit counters, so that the loop vectorises.
     """
-    cdef Py_ssize_t n = data.shape[0], i, n_zero = 0, n_bad = 0
-    cdef score_t v
-    if binary:
-        for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
-            v = data[i]
-            n_zero += v == 0
-            n_bad += (v != 0) & (v != 1)
-    else:
-        for i in prange(n, nogil=True, schedule='static', num_threads=n_threads):
-            v = data[i]
-            n_zero += v == 0
-            n_bad += not (v >= 0 and v < INFINITY)
+    cdef Py_ssize_t n = data.shape[0], c, start, stop, n_chunks = (n + FLAT_CHUNK - 1) // FLAT_CHUNK
+    cdef int64_t n_zero = 0, n_bad = 0, chunk_zero, chunk_bad
+    for c in prange(n_chunks, nogil=True, schedule='static', num_threads=n_threads):
+        start = c * FLAT_CHUNK
+        stop = min(n, start + FLAT_CHUNK)
+        chunk_zero, chunk_bad = _label_data_chunk(&data[start], stop - start, binary)
+        n_zero += chunk_zero
+        n_bad += chunk_bad
     return n_zero, n_bad == 0
 
 

@@ -35,6 +35,7 @@ metric names (case-insensitive; name@k sets the cutoff k; [options] set paramete
 """
 import argparse
 import json
+import math
 import sys
 
 import numpy as np
@@ -234,9 +235,22 @@ def _summary(ev, name, trec):
 
 
 def _trec_value(value, integer):
-    if integer and np.isfinite(value):
+    if integer and math.isfinite(value):
         return str(int(round(value)))
     return f"{value:6.4f}"
+
+
+def _trec_column(values, integer, nan_handling):
+    """The per-query texts of one column of trec_eval's output (Python floats formatted
+    column by column, not NumPy scalars cell by cell: 2,000 queries x 30 measures took
+    0.17 s that way); None for a query left out (an undefined value, ``drop``)."""
+    undefined = np.isnan(values)
+    if nan_handling != "propagate":
+        values = np.where(undefined, 0.0, values)
+    texts = [_trec_value(v, integer) for v in values.tolist()]
+    if nan_handling == "drop":
+        texts = [None if u else t for t, u in zip(texts, undefined.tolist())]
+    return texts
 
 
 def _render_evaluation(ev, args, trec=None):
@@ -254,16 +268,12 @@ def _render_evaluation(ev, args, trec=None):
         lines = []
         integer = {n: trec[n].integer if n in trec else False for n in names}
         if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
+            # (gm_map: a summary only in trec_eval)
+            shown = [n for n in names if not (n in trec and not trec[n].per_query)]
+            texts = [_trec_column(col[n], integer[n], ev.nan_handling) for n in shown]
+            heads = [f"{n:<22}\t" for n in shown]
             for i, q in enumerate(qids):
-                for n in names:
-                    if n in trec and not trec[n].per_query:
-                        continue  # a summary only in trec_eval (gm_map)
-                    v = col[n][i]
-                    if np.isnan(v) and ev.nan_handling != "propagate":
-                        if ev.nan_handling == "drop":
-                            continue
-                        v = 0.0
-                    lines.append(f"{n:<22}\t{q}\t{_trec_value(v, integer[n])}")
+                lines.extend(f"{head}{q}\t{column[i]}" for head, column in zip(heads, texts) if column[i] is not None)
         lines += [f"{n:<22}\tall\t{_trec_value(means[n], integer[n])}" for n in names]
         return "\n".join(lines) + "\n"
     if args.format == "json":

@@ -317,3 +317,55 @@ def test_check_label_data_counts(binary):
             assert _convert.check_label_data(v.astype(np.float32), binary, threads) == (3, False)
     if not binary:
         assert _convert.check_label_data(np.array([2.5, 0.0, 3.0]), False, 2) == (1, True)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_copy_csr_structure_across_chunks(dtype):
+    """The flat passes take the ids in chunks of 65,536: a pair of neighbours across a
+    chunk's border counts (inside a row) or not (at a row boundary), an id out of range or
+    negative in a later chunk is seen, and 32-bit ids are in range of any larger n_cols."""
+    chunk = 1 << 16
+    n = 3 * chunk + 123
+    indices = np.arange(n, dtype=dtype)
+
+    def verdict(indptr, ids, n_cols):
+        out_indptr = np.empty(len(indptr), dtype=np.int64)
+        out_indices = np.empty(len(ids), dtype=np.int64)
+        got = [_convert.copy_csr_structure(np.asarray(indptr, dtype=dtype), ids, n_cols, out_indptr, out_indices, t)
+               for t in (1, 2)]
+        assert got[0] == got[1] == _csr_status_reference(np.asarray(indptr), ids, n_cols)
+        if got[0] == 0:
+            assert np.array_equal(out_indices, ids)
+        return got[0]
+
+    one_row = [0, n]
+    assert verdict(one_row, indices, n) == 0
+    down = indices.copy()
+    down[2 * chunk] = down[2 * chunk - 1]  # a repeat across the border of chunks 1 and 2
+    assert verdict(one_row, down, n) == 1
+    restart = indices.copy()
+    restart[2 * chunk:] -= 2 * chunk  # a second row starts at the border, from 0 again
+    assert verdict([0, 2 * chunk, n], restart, n) == 0
+    assert verdict(one_row, restart, n) == 1
+    for bad in (-1, n):
+        wrong = indices.copy()
+        wrong[-1] = bad
+        assert verdict(one_row, wrong, n) == 2
+    if dtype == np.int32:  # ids up to 2**31 - 1 and n_cols beyond what 32 bits hold
+        big = np.array([0, 5, 2**31 - 1], dtype=np.int32)
+        assert verdict([0, 3], big, 2**33) == 0
+        assert verdict([0, 3], np.array([-1, 5, 7], dtype=np.int32), 2**33) == 2
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_check_label_data_across_chunks(binary, dtype):
+    """Counts over several chunks of 65,536 values, and a bad value in the last one."""
+    rng = np.random.default_rng(1)
+    values = (rng.random(3 * (1 << 16) + 77) < 0.3).astype(dtype)
+    zeros = int(np.count_nonzero(values == 0))
+    for threads in (1, 2):
+        assert _convert.check_label_data(values, binary, threads) == (zeros, True)
+        v = values.copy()
+        v[-1] = np.nan
+        assert _convert.check_label_data(v, binary, threads) == (zeros - (values[-1] == 0), False)

@@ -367,11 +367,13 @@ def test_plain_parse_equals_python_or_declines(rows):
         assert list(_assemble._unpack_short_strings(d).to_pylist()) == [f"d{i}" for i in range(len(rows))]
 
 
+@pytest.mark.parametrize("seed", [None, ["q7", "s1", "q3"]])
 @pytest.mark.parametrize("runs", [False, True])
 @pytest.mark.parametrize("long_from", [None, 0, 2])
-def test_id_column_blocks_equal_one_factorization(runs, long_from):
+def test_id_column_blocks_equal_one_factorization(runs, long_from, seed):
     """Ids given block by block (packed by the parser, or pyarrow strings, a long id from
-    block ``long_from`` on) get the codes and uniques of one factorisation of them all."""
+    block ``long_from`` on) get the codes and uniques of one factorisation of them all;
+    with a ``seed`` (packed ids), of the seed followed by them while the ids are short."""
     pa = pytest.importorskip("pyarrow")
     rng = np.random.default_rng(3)
     blocks = []
@@ -380,14 +382,18 @@ def test_id_column_blocks_equal_one_factorization(runs, long_from):
         if long_from is not None and b >= long_from:
             ids[5] = "a-long-query-id"
         blocks.append(ids)
-    col = _assemble._IdColumn(arrow=True, runs=runs)
+    packed_seed = None if seed is None else _assemble._pack_short_strings(pa.array(seed))
+    col = _assemble._IdColumn(arrow=True, runs=runs, seed=packed_seed)
     for b, ids in enumerate(blocks):
         arr = pa.array(ids)
         col.add(_assemble._pack_short_strings(arr) if b % 2 and _assemble._pack_short_strings(arr) is not None
                 else arr)
+    assert col.seeded == (seed is not None and long_from is None)
     codes, uniques = col.factorize()
     flat = [x for ids in blocks for x in ids]
-    ref_codes, ref_uniques = pd.factorize(np.array(flat, dtype=object))
+    first = seed if col.seeded else []
+    ref_codes, ref_uniques = pd.factorize(np.array(first + flat, dtype=object))
+    ref_codes = ref_codes[len(first):]
     assert codes.tolist() == ref_codes.tolist()
     assert uniques.to_pylist() == list(ref_uniques)
 

@@ -95,16 +95,6 @@ class _PackedIdArray:
         return iter(_unpack_ids(self.packed).tolist())
 
 
-def _union_packed(u_labels, u_run):
-    """:func:`_union_ids` of packed ids (uint64 arrays, each without repeats): the joint ids
-    (a uint64 array) and the maps from each side's codes to them, from one hash table (the
-    labels' ids take codes 0, 1, ..., the run's other ids the next ones, in order)."""
-    table = PackedIds()
-    label_map = table.encode(u_labels)
-    run_map = table.encode(u_run)
-    return table.uniques(), label_map, run_map
-
-
 class _IdColumn:
     """One id column of a file, taken block by block (:meth:`add`) and factorised at the end
     (:meth:`factorize`, as :func:`_factorize`).
@@ -117,12 +107,20 @@ class _IdColumn:
     each query's lines together). ``arrow``: the blocks are pyarrow string arrays (else
     NumPy object arrays, factorised by pandas), and so are the uniques, even of an empty
     column.
+
+    ``seed``: packed ids without repeats (the other file's ids of the column) that take the
+    codes 0, 1, ... before the column's own ids; the run's ids then get the joint codes of
+    the labels' and the run's ids directly, with no second table (``seeded`` says whether
+    the uniques start with the seed: not without pyarrow, nor once the column holds strings).
     """
 
-    def __init__(self, arrow, runs=False):
+    def __init__(self, arrow, runs=False, seed=None):
         self.arrow = arrow
         self.runs = runs
         self.table = PackedIds() if arrow else None  # None: strings
+        self.seeded = seed is not None and self.table is not None
+        if self.seeded:
+            self.table.encode(seed)
         self.parts = []  # codes (while packed) or ids of each block
         self.lengths = []  # per part: lengths of its runs, or None (runs of 1)
 
@@ -141,6 +139,7 @@ class _IdColumn:
                 strings = _unpack_short_strings(self.table.uniques())
                 self.parts = [strings.take(pa.array(codes)) for codes in self.parts]
                 self.table = None
+                self.seeded = False  # the seed's ids are not the first of the strings
         if packed is not None and self.table is None:
             values, packed = _unpack_short_strings(packed), None
         lengths = None
@@ -406,7 +405,8 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
             docs_sorted[tie_fix[0]] = tie_fix[1]
     else:
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
-    counts = np.bincount(rows_r, minlength=n_rows)
+    # the lines in ranking order have ascending rows: each row's count is where the next starts
+    counts = np.diff(np.append(np.searchsorted(rows_s, np.arange(n_rows, dtype=rows_s.dtype)), rows_s.size))
     n_truncated = 0
     if depth is not None and counts.size and counts.max() > depth:
         # trec_eval -M: the first ``depth`` documents of each ranking, after ordering
@@ -505,13 +505,13 @@ def _order(rows, key):
     brk = np.flatnonzero(rows[1:] != rows[:-1]) + 1
     starts = np.concatenate(([0], brk))
     block_rows = rows[starts]
-    grouped = np.unique(block_rows).size == block_rows.size
-    if grouped:
+    ascending = bool(np.all(block_rows[1:] > block_rows[:-1]))  # (then no need of np.unique)
+    if ascending or np.unique(block_rows).size == block_rows.size:  # each query's lines together
         # no score goes up within a query (keys hold no NaN)
         up = key[1:] < key[:-1]
         up[brk - 1] = False
         if not up.any():
-            if np.all(block_rows[1:] > block_rows[:-1]):
+            if ascending:
                 return None
             lengths = np.diff(np.append(starts, n))
             border = np.argsort(block_rows, kind="stable")

@@ -45,13 +45,14 @@ _COMMENT = re.compile(rb"(?m)^ *#[^\n]*")
 
 class _Parsed:
     """Columns of one file, read block by block: ``value`` and ``rank`` (NumPy arrays), and
-    the id columns ``q``/``d`` as :class:`_IdColumn` (factorised by the caller)."""
+    the id columns ``q``/``d`` as :class:`_IdColumn` (factorised by the caller, seeded with
+    ``seeds``)."""
 
-    def __init__(self, name, fmt, arrow, need_rank):
+    def __init__(self, name, fmt, arrow, need_rank, seeds=(None, None)):
         self.name = name
         self.fmt = fmt
-        self.q = _IdColumn(arrow, runs=True)
-        self.d = _IdColumn(arrow)
+        self.q = _IdColumn(arrow, runs=True, seed=seeds[0])
+        self.d = _IdColumn(arrow, seed=seeds[1])
         self._values, self._ranks = [], [] if need_rank else None
         self.value = self.rank = None
         self.n_comments = 0  # comment lines skipped
@@ -222,11 +223,13 @@ def _drop_extra_fields(buf, fmt):
     return pattern.subn(rb"\1", buf)
 
 
-def _parse(src, fmt, progress, need_rank=False):
-    """The :class:`_Parsed` columns of file ``src``, parsed block by block."""
+def _parse(src, fmt, progress, need_rank=False, seeds=(None, None)):
+    """The :class:`_Parsed` columns of file ``src``, parsed block by block; ``seeds``: the
+    packed ids (or None) that take the first codes of the query and document columns (see
+    :class:`_IdColumn`)."""
     name = _source_name(src)
     arrow = _have_pyarrow()
-    parsed = _Parsed(name, fmt, arrow, need_rank)
+    parsed = _Parsed(name, fmt, arrow, need_rank, seeds)
     # the ids of a block get their codes on a second thread while the next block is parsed
     # (both loops run without the GIL); one block at a time is in flight
     helper = ThreadPoolExecutor(1) if effective_n_threads() > 1 else None

@@ -21,9 +21,11 @@ _BLOCK_BYTES = 16 << 20
 
 # bytes per read of a file: the readers parse a file in blocks of this size (cut at line
 # ends), so that only one block of text and its columns are in memory at a time besides the
-# compact columns kept (about 20 bytes a line). 32 MB: the 2M-line run of 72 MB peaked at
-# 266 MiB with 64 MB blocks, 236 MiB with 32 MB or 16 MB ones, in the same CPU time
-_READ_BYTES = 32 << 20
+# compact columns kept (about 20 bytes a line). 8 MB: the 2M-line run of 72 MB peaked at
+# 266 MiB with 64 MB blocks, 236 MiB with 32 MB or 16 MB ones (when the run's ids were
+# hashed a second time to join them with the labels'), and peaks at 187 MiB with 8 MB ones
+# instead of 224 MiB with 32 MB ones, in the same CPU time
+_READ_BYTES = 8 << 20
 
 # Which parser reads the files: "auto" (pyarrow when installed, else pandas), or one forced
 # with _forced_parser (tests run both). A context variable, not a module switch: local to

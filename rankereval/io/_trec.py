@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 
 from rankereval._validation import check_k
-from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _union_packed, _unpack_ids,
+from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _unpack_ids,
                                      _unpack_short_strings)
 from rankereval.io._parse import _QRELS, _RUN, _parse
 from rankereval.io._source import _arrow_memory, _pandas
@@ -129,36 +129,49 @@ def _read_trec_for_printing(qrels, run, relevance_level=1, tie_break="trec_eval"
 def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
                numpy_ids=False):
     pq = _parse(qrels, _QRELS, progress)
-    pr = _parse(run, _RUN, progress, need_rank=order_by == "rank")
-
-    q_l, uq_l = pq.q.factorize(packed=numpy_ids)
-    q_r, uq_r = pr.q.factorize(packed=numpy_ids)
-    d_l, ud_l = pq.d.factorize(packed=numpy_ids)
-    d_r, ud_r = pr.d.factorize(packed=numpy_ids)
+    q_l, uq_l = pq.q.factorize(packed=True)
+    d_l, ud_l = pq.d.factorize(packed=True)
+    # the run's short ids get their codes in tables that start from the labels' ids: the
+    # codes of the labels' ids, then the run's other ids in order of first appearance
+    pr = _parse(run, _RUN, progress, need_rank=order_by == "rank",
+                seeds=(uq_l if _is_packed(uq_l) else None, ud_l if _is_packed(ud_l) else None))
+    q_r, uq_r = pr.q.factorize(packed=True)
+    d_r, ud_r = pr.d.factorize(packed=True)
     uniques = (uq_l, uq_r, ud_l, ud_r)
-    packed = [isinstance(u, np.ndarray) and u.dtype == np.uint64 for u in uniques]
-    if all(packed):  # short ids only, asked for as NumPy arrays
-        query_ids, ml, mr = _union_packed(uq_l, uq_r)
-        doc_ids, dl, dr = _union_packed(ud_l, ud_r)
-        query_ids, doc_ids = _unpack_ids(query_ids), _PackedIdArray(doc_ids)
+    packed = [_is_packed(u) for u in uniques]
+    if all(packed) and pr.q.seeded and pr.d.seeded:  # short ids only: the run's codes are the joint ones
+        query_ids, doc_ids = uq_r, ud_r
+        if numpy_ids:
+            query_ids, doc_ids = _unpack_ids(query_ids), _PackedIdArray(doc_ids)
+        else:
+            pd = _pandas()
+            query_ids = pd.Index(_unpack_short_strings(query_ids).to_pandas(), name="query")
+            doc_ids = pd.Index(_unpack_short_strings(doc_ids).to_pandas(), name="docid")
+        lab_q, lab_d, run_q, run_d = q_l, d_l, q_r, d_r
     else:
         uq_l, uq_r, ud_l, ud_r = (_unpack_short_strings(u) if p else u for u, p in zip(uniques, packed))
         query_ids, ml, mr = _union_ids(uq_l, uq_r)
         doc_ids, dl, dr = _union_ids(ud_l, ud_r)
         query_ids = query_ids.rename("query")
         doc_ids = doc_ids.rename("docid")
+        lab_q, lab_d, run_q, run_d = ml[q_l], dl[d_l], mr[q_r], dr[d_r]
+    del q_l, d_l, q_r, d_r
     pq.q = pq.d = pr.q = pr.d = None  # the id strings live on in query_ids and doc_ids only
 
     def side(p, q, d):
         return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}",
                      p.n_comments, p.n_extra_fields)
 
-    lab = side(pq, ml[q_l], dl[d_l])
-    del q_l, d_l
-    run = side(pr, mr[q_r], dr[d_r])
-    del q_r, d_r
+    lab = side(pq, lab_q, lab_d)
+    run = side(pr, run_q, run_d)
+    del lab_q, lab_d, run_q, run_d
     return _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
                      "document", depth)
+
+
+def _is_packed(ids):
+    """Whether ``ids`` are short ids packed into 64-bit integers (see :class:`_IdColumn`)."""
+    return isinstance(ids, np.ndarray) and ids.dtype == np.uint64
 
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
