@@ -844,7 +844,8 @@ static inline void re_compress_scan(const T* row, Py_ssize_t m, re_topk<T, int32
 
 /* The compress scan of K where it applies (returns false elsewhere): float32, float64, int32
  * or int64 scores, int32 ids, the first pass over a row from a sampled threshold with many
- * scores above it, and a buffer with room for a block past its compaction point. */
+ * scores above it (k >= m / K::parts<T>(), 256 or less), and a buffer with room for a
+ * block past its compaction point. */
 template <typename T>
 struct re_compressible {
     enum { value = 0 };
@@ -862,7 +863,8 @@ re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
 template <typename K, typename T, typename ID>
 static inline typename std::enable_if<re_compressible<T>::value && sizeof(ID) == 4, bool>::type
 re_scan_compress(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
-    if (!st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * 256 < m || st.cap < st.k + 2 * RE_TOPK_BLOCK)
+    if (!st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * K::template parts<T>() < m ||
+        st.cap < st.k + 2 * RE_TOPK_BLOCK)
         return false;
     K::scan(row, m, st);
     return true;

@@ -71,6 +71,12 @@ __attribute__((target("avx2,f16c"), flatten)) static void re_scan_blocks_avx2(co
 #define RE_AVX2_POPCNT __attribute__((target("avx2,f16c,popcnt")))
 
 struct re_compress_avx2 {
+    /* From k >= m / 256, 64-bit scores from k >= m / 128 (4 a vector: below that the block
+     * scan, which skips the blocks without flagged scores, was as fast; the code before) */
+    template <typename T>
+    static inline Py_ssize_t parts() {
+        return sizeof(T) == 8 ? 128 : 256;
+    }
     struct table { /* for each 8-bit mask, its set bits' lanes first (then zeros) */
         uint8_t lanes[256][8];
         table() {

@@ -165,6 +165,10 @@ RE_AVX512 static bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ss
 /* The compress scan's kernel (re_compress_scan of _topk.h) */
 struct re_compress_avx512 {
     template <typename T>
+    static inline Py_ssize_t parts() { /* from k >= m / 256 */
+        return 256;
+    }
+    template <typename T>
     static inline Py_ssize_t entries(const T* row, const int32_t* ids, Py_ssize_t n, re_entry<T, int32_t>* out,
                                      int64_t&) {
         re_entries_avx512(row, ids, n, out);
