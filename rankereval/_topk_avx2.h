@@ -1,10 +1,12 @@
 /* Top-k with AVX2 (included by _topk.h, which chooses it at run time: re_topk_isa): the
- * block scan of _topk.h (re_scan_blocks) compiled for AVX2 and F16C, with the block test of
- * float32, float64 and float16 scores (float16 converted to float32: vcvtph2ps; exact, and
- * NaN, infinities and signed zeros keep their order and ties) written for it, 8 scores an
- * instruction: "not x <= t, or x == -inf" (t is finite) flags the scores above t and the
- * NaN and infinite ones in two comparisons; int64 and the other integers: the portable
- * test, which the compiler vectorises (int64 with vpcmpgtq, which SSE2 lacks).
+ * compress scan's kernel (re_compress_avx2, below; where many scores pass the sampled
+ * threshold), and the block scan of _topk.h (re_scan_blocks) compiled for AVX2 and F16C,
+ * with the block test of float32, float64 and float16 scores (float16 converted to
+ * float32: vcvtph2ps; exact, and NaN, infinities and signed zeros keep their order and
+ * ties) written for it, 8 scores an instruction: "not x <= t, or x == -inf" (t is
+ * finite) flags the scores above t and the NaN and infinite ones in two comparisons; int64
+ * and the other integers: the portable test, which the compiler vectorises (int64 with
+ * vpcmpgtq, which SSE2 lacks).
  *
  * What it buys over the portable core compiled for SSE2: benchmarks/bench_topk.py --paths,
  * whose table is on docs/guide/performance.rst (2 000 x 20 000 scores). With the portable
