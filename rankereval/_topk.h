@@ -33,17 +33,19 @@
  *   interleaved with the work on this row.
  *
  * The instruction sets (re_topk_isa, the one run-time choice; a file each):
+ * - the compress scan (re_compress_scan, written once here: where many scores pass the
+ *   sampled threshold, k >= m / 256, the ids of the passing scores moved together, no
+ *   branch on the scores), over a kernel of the blocks per instruction set;
  * - _topk_avx2.h: the block scan compiled for AVX2 and F16C, with its block test of
- *   float32, float64 and float16 scores written with AVX2 (8 scores an instruction).
- * - _topk_avx512.h: the compress scan (where many scores pass the sampled threshold,
- *   k >= m / 256: the ids of the passing scores moved together by vpcompressd, no branch on
- *   the scores), the sample's keys and the bisection of its threshold, and the winners'
- *   words made 8 at a time and sorted by buckets and transposition rounds.
+ *   float32, float64 and float16 scores written with AVX2 (8 scores an instruction), and
+ *   the compress scan's kernel (the ids of 8 moved together by a permutation from a table);
+ * - _topk_avx512.h: the compress scan's kernel (vpcompressd), the sample's keys and the
+ *   bisection of its threshold, and the winners' words made 8 at a time and sorted by
+ *   buckets and transposition rounds.
  * What stays was measured against the code before it and the portable core
  * (benchmarks/bench_topk.py --paths; docs/guide/performance.rst): each path gains 1.25x or
  * more at some workload there, or its removal made some workload 1.25x slower than before.
- * Removed (no workload 1.25x slower without them): an AVX2 compress scan, AVX2 sample keys
- * and bisection, an AVX2 bucket sort, a quicksort of the words, SSE2 block tests, the
+ * Removed (no workload 1.25x slower without them): AVX2 sample keys and bisection, an AVX2 bucket sort, a quicksort of the words, SSE2 block tests, the
  * words gathered straight from the scan's ids, the vectorised bucket counts and starts.
  *
  * Scratch per thread: 2 cap entries + 2 cap scores (the word sorts reuse them for cap
@@ -61,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "_lookup.h" /* RE_HAVE_SSE2, re_ctz */
 
@@ -227,9 +230,10 @@ enum re_isa { RE_ISA_BASE, RE_ISA_AVX2, RE_ISA_AVX512 };
  * before the first call; for tests and measurements) */
 static inline int re_topk_isa() {
     static const int isa = !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c") ||
+                                   !__builtin_cpu_supports("popcnt") ||
                                    std::getenv("RANKEREVAL_DISABLE_AVX2")
                                ? RE_ISA_BASE
-                           : !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("popcnt") ||
+                           : !__builtin_cpu_supports("avx512f") ||
                                      std::getenv("RANKEREVAL_DISABLE_AVX512")
                                ? RE_ISA_AVX2
                                : RE_ISA_AVX512;
@@ -752,6 +756,120 @@ static inline void re_scan_blocks(const T* row, Py_ssize_t m, re_topk<T, ID>& st
 }
 
 #if RE_TOPK_X86
+/* The compress scan: the dense scan of a row from a sampled threshold that many scores
+ * pass (k >= m / 256: a few in a thousand or more; float32, float64, int32 and int64
+ * scores, int32 ids), written once here over an instruction set's kernel K (_topk_avx2.h:
+ * re_compress_avx2, _topk_avx512.h: re_compress_avx512). The block scan above visits the
+ * flagged scores of each block one by one, and its branches are mispredicted about once a
+ * flagged block; here nothing depends on the scores but the rare: K::blocks compares each
+ * vector of scores with t, moves the ids of the ones above it to the front of a vector and
+ * stores them at the end of an array (the values region of the scratch), which then grows
+ * by their number (stores past the end are overwritten later). K::entries reads their
+ * scores back from the row (in the cache) into buffer entries before a compaction, which
+ * happens between blocks when the buffer might fill, and at the end. The row's exclusions
+ * are set as bits of a per-thread mask first (and cleared after), read a block at a time.
+ * NaN and infinite scores: K::blocks<false> returns false when the row had one among its
+ * candidates that it could not leave out, and the row is then scanned again, EXACT. */
+template <typename T, typename K>
+struct re_compress_state {
+    re_topk<T, int32_t>& st;
+    const T* const row;
+    int32_t* const ids;
+    uint16_t* const xmask; /* the exclusions, a bit per score, 16 a word */
+    Py_ssize_t w;
+    int64_t bad;
+    re_readahead ra;
+    const int lines; /* of the next row a block: as many as the block's, or half when the sort is long */
+
+    re_compress_state(re_topk<T, int32_t>& st_, const T* row_, Py_ssize_t m)
+        : st(st_), row(row_), ids((int32_t*) (st_.base + (size_t) st_.cap * 32)),
+          xmask((uint16_t*) (st_.base + re_topk_scratch_fixed(st_.cap))), w(0), bad(0), ra(st_.ra),
+          lines((int) (RE_TOPK_BLOCK * sizeof(T) / 64) / (st_.k * 32 < m ? 1 : 2)) {
+        for (const int64_t* e = st.x; e < st.x_end; ++e)
+            if (*e < m) xmask[*e / 16] = (uint16_t) (xmask[*e / 16] | 1u << (*e % 16));
+    }
+
+    /* the exclusions of the block row[j:j + 32], a bit per score */
+    inline uint32_t excluded(Py_ssize_t j) const {
+        return (uint32_t) xmask[j / 16] | (uint32_t) xmask[j / 16 + 1] << 16;
+    }
+
+    inline void to_entries() { st.n = K::entries(row, ids, w, st.buf, bad); }
+
+    /* The start of a block: lines of the next row requested, and a compaction if the block
+     * could fill the buffer (returns true: the threshold changed). */
+    inline bool block() {
+        ra.steps(lines);
+        const bool new_t = w > st.cap - RE_TOPK_BLOCK;
+        if (new_t) {
+            to_entries();
+            st.compact();
+            w = st.n;
+            for (Py_ssize_t i = 0; i < w; ++i) ids[i] = st.buf[i].id;
+        }
+        return new_t;
+    }
+
+    /* The end: the exclusion mask cleared, the ids into buffer entries, the state back into
+     * st, and the scores after the last whole block, one by one. */
+    void finish(Py_ssize_t m, Py_ssize_t j) {
+        for (const int64_t* e = st.x; e < st.x_end; ++e)
+            if (*e < m) xmask[*e / 16] = 0;
+        to_entries();
+        st.n_bad += bad;
+        st.ra = ra;
+        for (; j < m; ++j)
+            if (re_flag(row[j], st.t)) st.offer(row[j], j);
+    }
+};
+
+/* The scan of a row: the first pass, and in the rare row where a candidate is NaN or
+ * infinite and the first pass kept it, a second, exact pass from the same start (no
+ * candidates, the sampled threshold). Inlined into K::scan, compiled for K's target. */
+template <typename K, typename T>
+static inline void re_compress_scan(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st) {
+    re_compress_state<T, K> cs(st, row, m);
+    Py_ssize_t j = 0;
+    const T t0 = st.t;
+    if (!K::template blocks<false>(row, m, st, cs, j)) {
+        cs.w = 0;
+        cs.bad = 0;
+        st.n = 0;
+        st.t = t0;
+        st.compacted = false;
+        K::template blocks<true>(row, m, st, cs, j);
+    }
+    cs.finish(m, j);
+}
+
+/* The compress scan of K where it applies (returns false elsewhere): float32, float64, int32
+ * or int64 scores, int32 ids, the first pass over a row from a sampled threshold with many
+ * scores above it (k >= m / K::parts<T>(), 256 or less), and a buffer with room for a
+ * block past its compaction point. */
+template <typename T>
+struct re_compressible {
+    enum { value = 0 };
+};
+template <> struct re_compressible<float> { enum { value = 1 }; };
+template <> struct re_compressible<double> { enum { value = 1 }; };
+template <> struct re_compressible<int32_t> { enum { value = 1 }; };
+template <> struct re_compressible<int64_t> { enum { value = 1 }; };
+
+template <typename K, typename T, typename ID>
+static inline typename std::enable_if<!(re_compressible<T>::value && sizeof(ID) == 4), bool>::type
+re_scan_compress(const T*, Py_ssize_t, re_topk<T, ID>&) {
+    return false;
+}
+template <typename K, typename T, typename ID>
+static inline typename std::enable_if<re_compressible<T>::value && sizeof(ID) == 4, bool>::type
+re_scan_compress(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
+    if (!st.have_t || st.have_hi || st.n != 0 || st.compacted || st.k * K::template parts<T>() < m ||
+        st.cap < st.k + 2 * RE_TOPK_BLOCK)
+        return false;
+    K::scan(row, m, st);
+    return true;
+}
+
 #include "_topk_avx2.h"
 #include "_topk_avx512.h"
 #endif
@@ -904,7 +1022,8 @@ template <typename T, typename ID>
 static inline void re_scan_dense(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
 #if RE_TOPK_X86
     const int isa = re_topk_isa();
-    if (isa == RE_ISA_AVX512 && re_scan_compress_avx512(row, m, st)) return;
+    if (isa == RE_ISA_AVX512 && re_scan_compress<re_compress_avx512>(row, m, st)) return;
+    if (isa == RE_ISA_AVX2 && re_scan_compress<re_compress_avx2>(row, m, st)) return;
     if (isa >= RE_ISA_AVX2) {
         re_scan_blocks_avx2(row, m, st);
         return;

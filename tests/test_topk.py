@@ -235,8 +235,10 @@ def test_wide_rows_match_reference(kind, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 @pytest.mark.parametrize("m", [8200, 9000 + 17])
 def test_compress_scan_rows_match_reference(dtype, m):
-    """The rows of the compress scan (float32, float64, int32 and int64; AVX-512,
-    _topk_avx512.h): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
+    """The rows of the compress scan (float32, float64, int32 and int64; re_compress_scan of
+    _topk.h with the kernel of _topk_avx512.h, or of _topk_avx2.h under
+    RANKEREVAL_DISABLE_AVX512, where NaN and infinite candidates are dropped when the ids
+    become entries): sampled thresholds with k >= m / 256, so that many scores pass; rows whose
     length is not a multiple of the 32-score block; NaN and infinite scores of either sign
     among the candidates and among the excluded items (only the candidates' are counted);
     excluded items in runs that fill whole blocks; a row above the sample (compactions)."""
@@ -622,7 +624,7 @@ def test_simd_scan_paths_agree():
     """The instruction-set paths chosen at run time (_topk.h: re_topk_isa) give the same
     rankings: AVX-512 where the CPU has it (the compress scan of float32, float64, int32 and
     int64 rows from k = 100 of 9 000, the sample's keys, the bucket sort), AVX2 only
-    (RANKEREVAL_DISABLE_AVX512: its block tests), the portable core (RANKEREVAL_DISABLE_AVX2);
+    (RANKEREVAL_DISABLE_AVX512: its block tests and its compress scan of the same rows), the portable core (RANKEREVAL_DISABLE_AVX2);
     and the rankings are those of the reference."""
     import json
     import os
