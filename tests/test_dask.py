@@ -24,7 +24,7 @@ import dask.dataframe as dd  # noqa: E402
 import rankereval  # noqa: E402
 import rankereval.dask as rd  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from rankereval.metrics._base import _registered  # noqa: E402
+from metric_space import all_metrics  # noqa: E402
 
 B = 200
 
@@ -40,16 +40,6 @@ def client():
         finally:
             c.close()
             cluster.close()
-
-
-def all_metrics():
-    """Every registered metric with every combination of its options (cutoffs 1, 3, 10)."""
-    out = {}
-    for cls in _registered():
-        for params in cls._param_space(cutoffs=(1, 3, 10)):
-            m = cls(**params)
-            out[m.name] = m
-    return out
 
 
 METRICS = all_metrics()

@@ -19,7 +19,7 @@ pa = pytest.importorskip("pyarrow")
 
 import rankereval  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from rankereval.metrics._base import _registered  # noqa: E402
+from metric_space import all_metrics  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -50,16 +50,6 @@ def spark():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-
-def all_metrics():
-    """Every registered metric with every combination of its options (cutoffs 1, 3, 10)."""
-    out = {}
-    for cls in _registered():
-        for params in cls._param_space(cutoffs=(1, 3, 10)):
-            m = cls(**params)
-            out[m.name] = m
-    return out
 
 
 METRICS = all_metrics()
