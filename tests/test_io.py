@@ -411,6 +411,23 @@ def test_packed_ids_table():
         table.encode(np.array([5, 0], dtype=np.uint64))
 
 
+def test_packed_ids_table_grows_within_a_block():
+    # the table grows when the new ids of a call fill it, in the middle of the call: the codes
+    # stay those of the first appearance across the growths and across calls of any size
+    from rankereval.io._text import PackedIds
+
+    rng = np.random.default_rng(1)
+    new = rng.permutation(np.arange(1, 200_001, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    again = new[rng.integers(0, new.size, 50_000)]
+    blocks = [new[:1], new[1:150_000], again, new[150_000:150_003], np.zeros(0, dtype=np.uint64),
+              np.concatenate([new[150_003:], again])]
+    table = PackedIds()
+    codes = np.concatenate([table.encode(b) for b in blocks])
+    ref_codes, ref_uniques = pd.factorize(np.concatenate(blocks))
+    assert codes.tolist() == ref_codes.tolist() and table.uniques().tolist() == ref_uniques.tolist()
+    assert len(table) == 200_000
+
+
 def test_sorted_input_fast_path_equals_general_path(tmp_path):
     qrels, run = make_pair(7, only_qrels=0, only_run=0)
     shuffled = read_trec(write(tmp_path / "q", qrels), write(tmp_path / "r", run))

@@ -174,10 +174,13 @@ static inline int64_t re_parse_plain(const unsigned char* p, size_t n, int n_col
 
 /* re_encode_ids: codes of packed ids (never 0) in order of first appearance, through an
  * open-addressing hash table of 2**bits slots (linear probing; the caller keeps it at most
- * half full, so a probe ends soon). Each slot holds its key and code together (one cache
+ * three quarters full through `limit`, so a probe ends soon). Each slot holds its key and code together (one cache
  * line a lookup), and the slot of the id `ahead` places on is prefetched: the table of a
  * large file does not fit in the caches, and the loads of successive ids then overlap.
- * New ids are appended to uniques[n_uniques:]; returns the new number of uniques.
+ * New ids are appended to uniques[*n_uniques:] and counted in *n_uniques; the loop stops
+ * before an id that would make it exceed `limit` (the caller then grows the table, so that
+ * the table is sized by the ids actually new, not by a bound). Returns the number of ids
+ * coded.
  * Measured on the 10M ids (2M distinct) of the benchmark run: 0.43 s, against 1.1 s for
  * pyarrow's dictionary_encode of the same integers.
  */
@@ -186,8 +189,9 @@ struct re_slot {
     int64_t code;
 };
 
-static inline int64_t re_encode_ids(re_slot* table, int bits, const uint64_t* ids, size_t n, int32_t* codes,
-                                    uint64_t* uniques, int64_t n_uniques) {
+static inline size_t re_encode_ids(re_slot* table, int bits, const uint64_t* ids, size_t n, int32_t* codes,
+                                   uint64_t* uniques, int64_t* n_uniques_io, int64_t limit) {
+    int64_t n_uniques = *n_uniques_io;
     const size_t mask = ((size_t)1 << bits) - 1;
     const int shift = 64 - bits;
     const size_t ahead = 16;
@@ -204,6 +208,10 @@ static inline int64_t re_encode_ids(re_slot* table, int bits, const uint64_t* id
                 break;
             }
             if (k == 0) {
+                if (n_uniques >= limit) {
+                    *n_uniques_io = n_uniques;
+                    return i;
+                }
                 table[h].key = key;
                 table[h].code = n_uniques;
                 uniques[n_uniques] = key;
@@ -213,7 +221,8 @@ static inline int64_t re_encode_ids(re_slot* table, int bits, const uint64_t* id
             h = (h + 1) & mask;
         }
     }
-    return n_uniques;
+    *n_uniques_io = n_uniques;
+    return n;
 }
 
 #endif

@@ -18,8 +18,8 @@ cdef extern from "_scan.h":
     ctypedef struct re_slot:
         uint64_t key
         int64_t code
-    int64_t re_encode_ids(re_slot* table, int bits, const uint64_t* ids, size_t n, int32_t* codes,
-                          uint64_t* uniques, int64_t n_uniques) noexcept nogil
+    size_t re_encode_ids(re_slot* table, int bits, const uint64_t* ids, size_t n, int32_t* codes,
+                         uint64_t* uniques, int64_t* n_uniques, int64_t limit) noexcept nogil
 
 
 def scan_block(const uint8_t[::1] buf):
@@ -93,9 +93,11 @@ def pack_ids(const int32_t[::1] offsets, const uint8_t[::1] data, uint64_t[::1] 
     return ok
 
 
-# ids a PackedIds table takes per call of re_encode_ids: the table is grown before each
-# stretch so that it stays at most half full even if every id of the stretch is new
-_STRETCH = 1 << 16
+# the table is grown (GROWTH times) once it would hold more ids than LOAD_NUM / LOAD_DEN of
+# its slots: it is sized by the distinct ids seen, not by the number of ids given
+_LOAD_NUM = 3
+_LOAD_DEN = 4
+_GROWTH_BITS = 1
 _MAX_IDS = (1 << 31) - 1
 
 
@@ -119,45 +121,53 @@ cdef class PackedIds:
     def __dealloc__(self):
         free(self.table)
 
+    cdef int64_t _limit(self):
+        return ((<int64_t> 1 << self.bits) * _LOAD_NUM) // _LOAD_DEN
+
     cdef void _grow(self) except *:
-        cdef int bits = self.bits + 1
-        cdef size_t size = <size_t> 1 << bits, i
+        cdef int bits = self.bits + _GROWTH_BITS
+        cdef size_t size = <size_t> 1 << bits
         cdef re_slot* table = <re_slot*> calloc(size, sizeof(re_slot))
         cdef uint64_t[::1] keys = self._uniques
         cdef int32_t[::1] scratch = np.empty(max(self.n, 1), dtype=np.int32)
+        cdef int64_t n = 0
         if table == NULL:
             raise MemoryError()
         # the same ids in the same order get the same codes
         if self.n:
             with nogil:
-                re_encode_ids(table, bits, &keys[0], self.n, &scratch[0], &keys[0], 0)
+                re_encode_ids(table, bits, &keys[0], self.n, &scratch[0], &keys[0], &n, self.n)
         free(self.table)
         self.table = table
         self.bits = bits
 
     def encode(self, const uint64_t[::1] ids):
         """int32 codes of ``ids`` (packed ids: never 0)."""
-        cdef Py_ssize_t n = ids.shape[0], start = 0, stop
+        cdef Py_ssize_t n = ids.shape[0], start = 0
         out = np.empty(n, dtype=np.int32)
         cdef int32_t[::1] codes = out
         cdef uint64_t[::1] uniques
+        cdef int64_t limit, count
         if n and np.asarray(ids).min() == 0:
             raise ValueError("0 is not a packed id")
         while start < n:
-            stop = min(n, start + _STRETCH)
-            while 2 * (self.n + stop - start) > (<int64_t> 1 << self.bits):
+            limit = self._limit()
+            if self.n >= limit:
                 self._grow()
-            if self.n + stop - start > self._uniques.shape[0]:
-                if self.n + stop - start > _MAX_IDS:
+                continue
+            if limit > self._uniques.shape[0]:
+                if self.n >= _MAX_IDS:
                     raise ValueError(f"more than {_MAX_IDS} distinct ids")
-                grown = np.empty(max(2 * self._uniques.shape[0], self.n + stop - start), dtype=np.uint64)
+                grown = np.empty(min(limit, _MAX_IDS), dtype=np.uint64)
                 grown[:self.n] = self._uniques[:self.n]
                 self._uniques = grown
+            limit = min(limit, self._uniques.shape[0])
             uniques = self._uniques
+            count = self.n
             with nogil:
-                self.n = re_encode_ids(self.table, self.bits, &ids[start], stop - start, &codes[start],
-                                       &uniques[0], self.n)
-            start = stop
+                start += re_encode_ids(self.table, self.bits, &ids[start], n - start, &codes[start],
+                                       &uniques[0], &count, limit)
+            self.n = count
         return out
 
     def uniques(self):
