@@ -174,6 +174,22 @@ def _is_packed(ids):
     return isinstance(ids, np.ndarray) and ids.dtype == np.uint64
 
 
+def order_columns(columns, score_col, rank_col, what):
+    """``(score_col, rank_col)``, one of them None: the column a run is ordered by, as given,
+    else the run's ``'score'`` column, else its ``'rank'`` column (``columns``: the run's
+    column names; ``what``: its name in messages)."""
+    if score_col is not None and rank_col is not None:
+        raise ValueError("give score_col or rank_col, not both")
+    if score_col is None and rank_col is None:
+        if "score" in columns:
+            return "score", None
+        if "rank" in columns:
+            return None, "rank"
+        raise ValueError(f"{what} has neither a 'score' nor a 'rank' column; name one with score_col= "
+                         f"or rank_col= (columns: {columns})")
+    return score_col, rank_col
+
+
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
                     rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop",
                     depth=None):
@@ -234,16 +250,8 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     for df, what in ((labels, "labels"), (run, "run")):
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    if score_col is not None and rank_col is not None:
-        raise ValueError("give score_col or rank_col, not both")
-    if score_col is None and rank_col is None:
-        if "score" in run.columns:
-            score_col = "score"
-        elif "rank" in run.columns:
-            rank_col, order_by = "rank", "rank"
-        else:
-            raise ValueError("run has neither a 'score' nor a 'rank' column; name one with score_col= "
-                             f"or rank_col= (columns: {list(run.columns)})")
+    score_col, rank_col = order_columns(list(run.columns), score_col, rank_col, "run")
+    order_by = "rank" if rank_col is not None else "score"
     value_col = rank_col if rank_col is not None else score_col
     for df, what, cols in ((labels, "labels", (query_col, item_col, label_col)),
                            (run, "run", (query_col, item_col, value_col))):

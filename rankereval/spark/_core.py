@@ -17,6 +17,7 @@ from rankereval._evaluation import (
     _score_columns, _summarise)
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _rng, _seed, _validate, query_key_hashes
+from rankereval.io._trec import order_columns
 
 __all__ = ["evaluate", "compare", "SparkInputError"]
 
@@ -125,16 +126,7 @@ def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
     if grade_type is not None and not _numeric(grade_type):
         raise TypeError(f"labels_df column {grade_col!r} (grade_col) has type {grade_type.simpleString()}: "
                         "grades must be numbers")
-    if score_col is not None and rank_col is not None:
-        raise ValueError("give score_col or rank_col, not both")
-    if score_col is None and rank_col is None:
-        if "score" in run_df.columns:
-            score_col = "score"
-        elif "rank" in run_df.columns:
-            rank_col = "rank"
-        else:
-            raise ValueError(f"run_df has neither a 'score' nor a 'rank' column; name one with score_col= or "
-                             f"rank_col= (columns: {run_df.columns})")
+    score_col, rank_col = order_columns(list(run_df.columns), score_col, rank_col, "run_df")
     order_col, arg = (score_col, "score_col") if score_col is not None else (rank_col, "rank_col")
     order_type = _column(run_df, order_col, "run_df", arg)
     if not _numeric(order_type):
