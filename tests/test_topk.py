@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankereval import BinaryLabels, InvalidValuesWarning, Rankings
@@ -350,6 +350,26 @@ def test_winner_sorts_match_reference(a, k, data):
     inv = None if invalid is None else [invalid] * n
     expected, _ = reference(dense_rows(a), k, None, filter_sets(inv, n))
     r = Rankings.from_scores(a, k=k, invalid_items=invalid)
+    assert r.to_list() == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int64])
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([5, 40, 300, None]))
+def test_item_ids_beyond_32_bits(dtype, seed, k):
+    """Sparse scores over more than 2^32 items: 64-bit ids, whose winners are sorted as
+    words holding their index in the buffer (re_topk::write_packed, indexed), with ties and
+    exclusions among them."""
+    rng = np.random.default_rng(seed)
+    n, per_row, m = 3, 400, 2**33 + 7
+    cols = np.sort(np.concatenate([rng.choice(2**20, per_row // 2, replace=False),
+                                   rng.choice(m - 2**32, per_row // 2, replace=False) + 2**32]))
+    values = rng.integers(-50, 50, size=(n, per_row)).astype(dtype)
+    scores = sp.csr_array((values.ravel(), np.tile(cols, n), np.arange(n + 1) * per_row), shape=(n, m))
+    invalid = sorted(rng.choice(cols, 30, replace=False).tolist())
+    expected, _ = reference(sparse_rows(scores), k, None, filter_sets([invalid] * n, n))
+    r = Rankings.from_scores(scores, k=k, invalid_items=invalid)
+    assert r.indices.dtype == np.int64
     assert r.to_list() == expected
 
 
