@@ -823,6 +823,26 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     table = capsys.readouterr().out
     assert ".. list-table:: What each path buys: 20 x 9 000 scores" in table and "portable / AVX-512" in table
     assert table.count("   * - ") == 1 + len(workloads)
+    # --builds: another compiled _topk module (here this checkout's own, loaded a second time)
+    # against this checkout's, per path, in one process taking turns; results checked equal
+    so = rankereval_topk_module_file()
+    builds = tmp_path / "builds.json"
+    module.main(["--builds", f"again={so}", "--isa", "portable,AVX-512", "--users", "20", "--items", "9000",
+                 "--k", "10,300", "--repeats", "2", "--dtypes", "float32,int64", "--json", str(builds)])
+    res = json.loads(builds.read_text())
+    assert res["config"]["builds"] == ["again", "now"] and set(res["paths"]) == {"portable", "AVX-512"}
+    assert all(len(t) == 2 and min(t) > 0 for times in res["paths"].values() for t in times.values())
+    capsys.readouterr()
+    module.main(["--builds-table", str(builds)])
+    table = capsys.readouterr().out
+    assert "earlier builds: 20 x 9 000 scores" in table and "AVX-512 now / again" in table
+    assert table.count("   * - ") == 1 + 2 * 2 * 2
+
+
+def rankereval_topk_module_file():
+    import rankereval.data._rankings as kernel_user
+
+    return kernel_user._topk.__file__
 
 
 def test_performance_page_shows_the_published_run():
@@ -845,6 +865,10 @@ def test_performance_page_shows_the_published_run():
     assert printed.count("list-table") == 1 and printed.strip() in text
     paths = os.path.join(root, "benchmarks", "published", "topk_paths.json")
     printed = subprocess.run([sys.executable, script, "--paths-table", paths], capture_output=True, text=True,
+                             check=True).stdout
+    assert printed.count("list-table") == 1 and printed.strip() in text
+    builds = os.path.join(root, "benchmarks", "published", "topk_builds.json")
+    printed = subprocess.run([sys.executable, script, "--builds-table", builds], capture_output=True, text=True,
                              check=True).stdout
     assert printed.count("list-table") == 1 and printed.strip() in text
 
