@@ -46,6 +46,15 @@ instruction set), ``RANKEREVAL_DISABLE_AVX512`` (AVX2), neither (AVX-512 where t
 it) -- taking turns for ``--rounds`` rounds, the order reversed every other round; the
 median over the rounds of each process's median of ``--repeats`` calls. Its JSON (default
 ``benchmarks/results/topk_paths.json``) prints as a table with ``--paths-table FILE``.
+
+``--builds LABEL=SO[,LABEL=SO...]`` compares the kernel of this checkout with other builds of
+it (the compiled ``rankereval._topk`` modules named, e.g. of an older commit built in a
+worktree: ``git worktree add /tmp/old 9d75bd2 && cd /tmp/old && python setup.py build_ext
+--inplace``): for each instruction-set path (``--isa``, child processes as above) all the
+modules are loaded side by side in one process and called in turns, the order reversed every
+other repeat, on the ``--paths`` workloads (``--dtypes``; results checked equal); the median
+of ``--repeats`` calls. Its JSON (default ``benchmarks/results/topk_builds.json``) prints as
+a table with ``--builds-table FILE``.
 """
 import argparse
 import contextlib
@@ -167,6 +176,106 @@ print(json.dumps(out))
 """
 
 PATHS = (("portable", "RANKEREVAL_DISABLE_AVX2"), ("AVX2", "RANKEREVAL_DISABLE_AVX512"), ("AVX-512", None))
+
+_BUILDS_CHILD = """
+import importlib.util, json, sys, time
+sys.path[:0] = {path!r}
+import numpy as np, scipy.sparse as sp
+import rankereval.data._rankings as kernel_user
+from rankereval import Rankings
+n, m, n_ex, ks, repeats = {n}, {m}, {n_ex}, {ks!r}, {repeats}
+mods = [kernel_user._topk]
+for i, so in enumerate({sos!r}):
+    spec = importlib.util.spec_from_file_location(f"build{{i}}._topk", so)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mods.insert(i, mod)
+base = np.random.default_rng(0).standard_normal((n, m), dtype=np.float32)
+r2 = np.random.default_rng(1)
+train = sp.csr_array((np.ones(n_ex, dtype=np.float32), (r2.integers(0, n, n_ex), r2.integers(0, m, n_ex))),
+                     shape=(n, m))
+train.sum_duplicates()
+out = {{}}
+for dt in {dtypes!r}:
+    if dt.startswith("int"):
+        s = np.round(base.astype(np.float64) * (1e6 if dt == "int32" else 1e12)).astype(dt)
+    else:
+        s = base.astype(dt)
+    for k in ks:
+        for ex in (False, True):
+            kw = dict(k=k, invalid_items=train) if ex else dict(k=k)
+            first = None
+            for mod in mods:  # warm-up, and the same result from every build
+                kernel_user._topk = mod
+                r = Rankings.from_scores(s, **kw)
+                if first is None:
+                    first = r
+                elif not (np.array_equal(r.indices, first.indices) and np.array_equal(r.lengths, first.lengths)):
+                    raise SystemExit(f"builds disagree: {{dt}} k={{k}} ex={{ex}}")
+            del first, r
+            times = [[] for _ in mods]
+            for rep in range(repeats):
+                for i in (range(len(mods)) if rep % 2 == 0 else reversed(range(len(mods)))):
+                    kernel_user._topk = mods[i]
+                    t0 = time.perf_counter()
+                    Rankings.from_scores(s, **kw)
+                    times[i].append(time.perf_counter() - t0)
+            out[f"{{dt}} k={{k}} {{'excl' if ex else 'none'}}"] = [float(np.median(t)) for t in times]
+print(json.dumps(out))
+"""
+
+
+def run_builds(args):
+    """This checkout's kernel against other builds, per instruction-set path (see above)."""
+    import subprocess
+
+    builds = [b.split("=", 1) for b in args.builds.split(",")]
+    if any(len(b) != 2 or not os.path.exists(b[1]) for b in builds):
+        raise SystemExit("--builds: expected LABEL=PATH pairs of existing compiled _topk modules")
+    code = _BUILDS_CHILD.format(path=[p for p in sys.path if p], n=args.users, m=args.items,
+                                n_ex=args.users * args.items // 400, ks=args.k, repeats=args.repeats,
+                                sos=[so for _, so in builds], dtypes=args.dtypes.split(","))
+    load_start = loadavg()
+    paths = {}
+    for name, var in PATHS:
+        if name not in args.isa.split(","):
+            continue
+        env = {key: val for key, val in os.environ.items() if not key.startswith("RANKEREVAL_DISABLE_AVX")}
+        if var:
+            env[var] = "1"
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        if res.returncode:
+            raise SystemExit(f"{name}: {res.stderr.strip() or res.stdout.strip()}")
+        paths[name] = json.loads(res.stdout.strip().splitlines()[-1])
+        print(f"{name}: done", flush=True)
+    return {"config": {"users": args.users, "items": args.items, "exclusions": args.users * args.items // 400,
+                       "ks": args.k, "repeats": args.repeats, "builds": [label for label, _ in builds] + ["now"]},
+            "machine": {"cpus": os.cpu_count(), "load_start": load_start, "load_end": loadavg(),
+                        "processor": platform.processor() or platform.machine()},
+            "paths": paths}
+
+
+def builds_table(res):
+    """The reStructuredText table of a builds run: per path, the seconds of each build and
+    this checkout's time over each other build's."""
+    cfg, paths = res["config"], res["paths"]
+    labels = cfg["builds"]
+    head = [f"{path} {label}" for path in paths for label in labels]
+    head += [f"{path} now / {label}" for path in paths for label in labels[:-1]]
+    lines = [
+        f".. list-table:: This kernel against earlier builds: {cfg['users']:_} x {cfg['items']:_} scores, "
+        f"exclusions {cfg['exclusions']:_} or none (ms, median of {cfg['repeats']} calls taking turns "
+        f"in one process)".replace("_", " "),
+        "   :header-rows: 1",
+        "",
+        "   * - workload",
+    ] + [f"     - {h}" for h in head]
+    first = next(iter(paths.values()))
+    for w in first:
+        lines.append(f"   * - {w}")
+        lines += [f"     - {t * 1e3:.1f}" for path in paths for t in paths[path][w]]
+        lines += [f"     - {paths[path][w][-1] / t:.2f}x" for path in paths for t in paths[path][w][:-1]]
+    return "\n".join(lines)
 
 
 def run_paths(args):
@@ -436,7 +545,15 @@ def main(argv=None):
     parser.add_argument("--paths", action="store_true", help="what each instruction-set path buys (see above)")
     parser.add_argument("--rounds", type=int, default=3, help="--paths: rounds of the three paths")
     parser.add_argument("--paths-table", metavar="FILE", help="print the table of a --paths results file and exit")
+    parser.add_argument("--builds", metavar="LABEL=SO,...", help="this kernel against other builds (see above)")
+    parser.add_argument("--isa", default="AVX2,AVX-512", help="--builds: the paths, of portable,AVX2,AVX-512")
+    parser.add_argument("--dtypes", default="float32,float64,float16,int32,int64", help="--builds: score dtypes")
+    parser.add_argument("--builds-table", metavar="FILE", help="print the table of a --builds results file and exit")
     args = parser.parse_args(argv)
+    if args.builds_table:
+        with open(args.builds_table) as fh:
+            print(builds_table(json.load(fh)))
+        return
     if args.paths_table:
         with open(args.paths_table) as fh:
             print(paths_table(json.load(fh)))
@@ -445,14 +562,15 @@ def main(argv=None):
         with open(args.table) as fh:
             print(table(json.load(fh)))
         return
-    res = run_paths(args) if args.paths else run(args)
+    kind = "builds" if args.builds else "paths" if args.paths else None
+    res = run_builds(args) if kind == "builds" else run_paths(args) if kind == "paths" else run(args)
     path = args.json or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                                     "topk_paths.json" if args.paths else "topk.json")
+                                     f"topk_{kind}.json" if kind else "topk.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as fh:
         json.dump(res, fh, indent=1)
     print(f"wrote {path}")
-    print(paths_table(res) if args.paths else table(res))
+    print(builds_table(res) if kind == "builds" else paths_table(res) if kind == "paths" else table(res))
 
 
 if __name__ == "__main__":

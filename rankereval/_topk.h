@@ -22,13 +22,12 @@
  *   buffer might fill, happens between blocks. Exclusions (the sorted CSR row of
  *   invalid_items) are merged in only for blocks with flagged scores.
  * - At the end the winners are sorted by descending score, ties in ascending id, and the
- *   first k kept: short lists by insertion sort; for ids of up to 32 bits, as 64-bit words
- *   of an order-preserving key (inverted, less the smallest) above the id, which are
- *   distinct, so that any sort of the words gives the rule's order (64-bit keys that span
- *   2^32 or more: their top 32 bits above the index in the buffer, and the rare runs of
- *   equal top bits ordered after the sort, re_topk::out_words), by an LSD radix sort on the
- *   key bits that differ (re_topk::write_packed); 64-bit ids: a stable LSD radix sort of
- *   the entries.
+ *   first k kept: short lists by insertion sort, longer ones as 64-bit words of an
+ *   order-preserving key (inverted, less the smallest) above the id (or above the index in
+ *   the buffer, for 64-bit ids, and for 64-bit keys that span 2^32 or more: their top 32
+ *   bits, the rare runs of equal top bits ordered after the sort, re_topk::out_words),
+ *   which are distinct, so that any sort of the words gives the rule's order: an LSD radix
+ *   sort on the key bits that differ (re_topk::write_packed).
  * - All along, the thread's next row is requested a cache line at a time (re_readahead),
  *   interleaved with the work on this row.
  *
@@ -339,7 +338,7 @@ static inline Py_ssize_t re_sample_rank(Py_ssize_t n_ok, Py_ssize_t k, Py_ssize_
     return (Py_ssize_t) (mu + 2.0 * std::sqrt(mu) + 2.0);
 }
 
-/* Winners up to this many are insertion sorted, more are radix sorted (re_topk::sorted) */
+/* Winners up to this many are insertion sorted, more are sorted as words (re_topk::write) */
 enum { RE_TOPK_SHORT = 32 };
 
 /* Room in the selection buffer beyond k: a compaction at most every RE_TOPK_SLACK candidates */
@@ -408,9 +407,8 @@ struct re_topk {
     typedef re_score<T> S;
     typedef typename S::U U;
     char* base;           /* the scratch space */
-    re_entry<T, ID>* buf; /* candidates kept so far, in ascending id */
-    re_entry<T, ID>* tmp; /* the final sort */
-    T* vals;              /* selection; radix keys (2 cap) */
+    re_entry<T, ID>* buf; /* candidates kept so far, in ascending id (cap; then cap more for the words) */
+    T* vals;              /* selection (2 cap; the words' second buffer and keys) */
     T* sample;            /* RE_TOPK_SAMPLE scores (re_sample_threshold) */
     Py_ssize_t n, cap, k;
     const int64_t* x; /* exclusions still ahead, sorted */
@@ -425,13 +423,15 @@ struct re_topk {
           compacted(false) {
         base = (char*) scratch; /* the layout of re_topk_scratch_bytes */
         buf = (re_entry<T, ID>*) base;
-        tmp = buf + cap;
         vals = (T*) (base + (size_t) cap * 32);
         sample = (T*) (base + (size_t) cap * 48);
     }
 
     struct greater { /* a functor, so that the selection inlines the comparison */
         inline bool operator()(const T& a, const T& b) const { return S::gt(a, b); }
+    };
+    struct by_score {
+        inline bool operator()(const re_entry<T, ID>& a, const re_entry<T, ID>& b) const { return S::gt(a.v, b.v); }
     };
 
     inline bool excluded(int64_t id) {
@@ -491,72 +491,21 @@ struct re_topk {
         }
     }
 
-    /* Stable LSD radix sort of a[0:len] by descending score, on the bytes of ~ukey (computed
-     * once into key; key_tmp and other, len entries each, are the second buffers), with the
-     * counts of every byte taken in one pass and a byte that is the same for all skipped (the
-     * top bytes of scores above a threshold often are). Returns a or other: where the
-     * result is. */
-    static re_entry<T, ID>* radix_sort(re_entry<T, ID>* a, Py_ssize_t len, re_entry<T, ID>* other, U* key, U* key_tmp) {
-        Py_ssize_t count[sizeof(U)][256];
-        std::memset(count, 0, sizeof count);
-        for (Py_ssize_t i = 0; i < len; ++i) {
-            const U c = (U) ~S::ukey(a[i].v);
-            key[i] = c;
-            for (unsigned d = 0; d < sizeof(U); ++d) ++count[d][(c >> (8 * d)) & 0xff];
-        }
-        re_entry<T, ID>* src = a;
-        re_entry<T, ID>* dst = other;
-        for (unsigned d = 0; d < sizeof(U); ++d) {
-            Py_ssize_t* cnt = count[d];
-            bool one_bucket = false;
-            Py_ssize_t pos = 0;
-            for (int b = 0; b < 256; ++b) {
-                const Py_ssize_t c = cnt[b];
-                one_bucket |= c == len;
-                cnt[b] = pos;
-                pos += c;
-            }
-            if (one_bucket) continue;
-            const unsigned shift = 8 * d;
-            for (Py_ssize_t i = 0; i < len; ++i) {
-                const Py_ssize_t to = cnt[(key[i] >> shift) & 0xff]++;
-                key_tmp[to] = key[i];
-                dst[to] = src[i];
-            }
-            std::swap(src, dst);
-            std::swap(key, key_tmp);
-        }
-        return src;
-    }
-
-    /* Sort buf[0:n] by descending score, stably (ties in ascending id, the order of buf);
-     * returns where the result is. Short: insertion sort. Long: the LSD radix sort.
-     * (A counting pass into buckets of a few entries each, then an insertion pass, took 40%
-     * fewer instructions at k = 1000 but more time: the insertion pass mispredicts a branch
-     * for about every entry, where the radix sort has none.) */
-    re_entry<T, ID>* sorted() {
-        if (n <= RE_TOPK_SHORT) {
-            insertion_sort(buf, n);
-            return buf;
-        }
-        U* key = (U*) vals; /* vals holds 2 cap scores: room for two key arrays */
-        return radix_sort(buf, n, tmp, key, key + cap);
-    }
-
-    /* The ids of the min(n, k) best of buf[0:n] into out, for ids of at most 32 bits
-     * (re_topk::write): kbase is the smallest inverted key (0 for keys of up to 32 bits),
-     * shift what the keys less kbase are cut by to fit 32 bits (re_shift_to_32). Each entry
-     * becomes one 64-bit word: the key, inverted (descending score), less kbase and shifted,
-     * above the id (with a shift, above the index in buf: out_words orders the runs of equal
-     * cut keys); a stable LSD radix sort of the words on the key bits leaves ties in the
-     * order of buf, ascending id. Only the bits where the
-     * keys differ are sorted, in as few passes of at most 11 bits as they need (scores above
-     * a threshold share their top bits: the 20 000 standard normal scores' top 1 445 differ
-     * in 25 bits, three passes); the counts of every pass are taken in one read. */
+    /* The ids of the min(n, k) best of buf[0:n] into out (re_topk::write): kbase is the
+     * smallest inverted key (0 for keys of up to 32 bits), shift what the keys less kbase are
+     * cut by to fit 32 bits (re_shift_to_32). Each entry becomes one 64-bit word: the key,
+     * inverted (descending score), less kbase and shifted, above the id, or above the index
+     * in buf where the id does not fit 32 bits or the keys are cut (then out_words orders the
+     * runs of equal cut keys); a stable LSD radix sort of the words on the key bits leaves
+     * ties in the order of buf, ascending id. Only the bits where the keys differ are sorted,
+     * in as few passes of at most 11 bits as they need (scores above a threshold share their
+     * top bits: the 20 000 standard normal scores' top 1 445 differ in 25 bits, three
+     * passes); the counts of every pass are taken in one read. */
     template <typename Q>
     Py_ssize_t write_packed(Q* out, U kbase, int shift) {
         enum { MAX_BITS = 11, MAX_PASSES = 3 };
-        uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* buf and tmp: 16 cap bytes */
+        const bool indexed = shift || sizeof(ID) > 4;
+        uint64_t* words = (uint64_t*) (base + (size_t) cap * 16); /* after buf: 16 cap bytes */
         uint64_t* other = (uint64_t*) (base + (size_t) cap * 32); /* vals */
         uint32_t* key = (uint32_t*) (base + (size_t) cap * 40);
         /* the keys (inverted: ascending order is descending score) and the words */
@@ -568,7 +517,7 @@ struct re_topk {
         for (Py_ssize_t i = 0; i < n; ++i) {
             const uint32_t c = (uint32_t) ((U) ((U) ~S::ukey(buf[i].v) - kbase) >> shift);
             key[i] = c;
-            other[i] = (uint64_t) c << 32 | (shift ? (uint32_t) i : (uint32_t) buf[i].id);
+            other[i] = (uint64_t) c << 32 | (indexed ? (uint32_t) i : (uint32_t) buf[i].id);
             lo = c < lo ? c : lo;
             hi = c > hi ? c : hi;
         }
@@ -577,7 +526,7 @@ struct re_topk {
         /* the words are distinct: any sort gives the rule's order */
         if (avx512 && re_bucket_sort_avx512(other, key, n, len, lo, hi, words,
                                             (uint32_t*) (base + re_topk_scratch_counts(cap)), ra))
-            return out_words(words, len, shift, out);
+            return out_words(words, len, indexed, shift, out);
 #endif
         /* the radix sort (keys bunched together, or without AVX-512), from the words */
         const int bits = re_bit_width(hi - lo);
@@ -619,17 +568,18 @@ struct re_topk {
             }
             std::swap(words, other);
         }
-        return out_words(words, len, shift, out);
+        return out_words(words, len, indexed, shift, out);
     }
 
     /* The ids of the sorted words w[0:len] (all n words in w, the others after them) into
-     * out. With truncated keys (shift > 0) the words hold indices into buf, and each run of
-     * words with equal truncated keys is put in the rule's order by the full keys (ties in
-     * buf order: ascending id); the run at position len - 1 takes its words from beyond len
-     * too. Runs are rare: the truncated keys keep the top 32 bits of the winners' range. */
+     * out: the words' low halves, or, indexed, the ids of the entries they index. With cut
+     * keys (shift > 0), each run of words with equal cut keys is first put in the rule's
+     * order by the full keys (ties in buf order: ascending id); the run at position len - 1
+     * takes its words from beyond len too. Runs are rare: the cut keys keep the top 32 bits
+     * of the winners' range. */
     template <typename Q>
-    Py_ssize_t out_words(uint64_t* w, Py_ssize_t len, int shift, Q* out) {
-        if (!shift) {
+    Py_ssize_t out_words(uint64_t* w, Py_ssize_t len, bool indexed, int shift, Q* out) {
+        if (!indexed) {
             for (Py_ssize_t i = 0; i < len; ++i) out[i] = (Q) (uint32_t) w[i];
             return len;
         }
@@ -642,7 +592,7 @@ struct re_topk {
             }
         };
         const by_key less = {e};
-        for (Py_ssize_t a = 0; a < len;) {
+        for (Py_ssize_t a = 0; shift && a < len;) {
             const uint32_t c = (uint32_t) (w[a] >> 32);
             Py_ssize_t b = a + 1;
             while (b < len && (uint32_t) (w[b] >> 32) == c) ++b;
@@ -666,25 +616,28 @@ struct re_topk {
     template <typename Q>
     Py_ssize_t write(Q* out) {
         if (n > k && k <= RE_TOPK_SHORT) compact();
-        if (n > RE_TOPK_SHORT && sizeof(ID) <= 4) {
-            if (sizeof(U) <= 4) return write_packed(out, (U) 0, 0);
-            /* 64-bit keys: packed too, less the smallest; when the winners' keys span 2^32
-             * or more, truncated to their top 32 bits, with indices into buf in the words
-             * and the rare runs of equal truncated keys ordered after the sort (out_words).
-             * 20 000 x 20 000 scores, 2 threads, against the radix sort of the entries:
-             * int64 the whole call 0.87x the time at k = 100 and 0.72x at k = 1000 */
-            U l = ~(U) 0, h = 0;
-            for (Py_ssize_t i = 0; i < n; ++i) {
-                const U c = (U) ~S::ukey(buf[i].v);
-                l = c < l ? c : l;
-                h = c > h ? c : h;
-            }
-            return write_packed(out, l, re_shift_to_32((uint64_t) (h - l)));
+        if (n <= RE_TOPK_SHORT || n > (Py_ssize_t) 0xffffffff) { /* words index buf with 32 bits */
+            if (n <= RE_TOPK_SHORT)
+                insertion_sort(buf, n);
+            else
+                std::stable_sort(buf, buf + n, by_score());
+            if (n > k) n = k;
+            for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) buf[i].id;
+            return n;
         }
-        const re_entry<T, ID>* r = sorted();
-        if (n > k) n = k;
-        for (Py_ssize_t i = 0; i < n; ++i) out[i] = (Q) r[i].id;
-        return n;
+        if (sizeof(U) <= 4) return write_packed(out, (U) 0, 0);
+        /* 64-bit keys: packed too, less the smallest; when the winners' keys span 2^32 or
+         * more, cut to their top 32 bits, with indices into buf in the words and the rare
+         * runs of equal cut keys ordered after the sort (out_words). 20 000 x 20 000 scores,
+         * 2 threads, against a radix sort of the entries: int64 the whole call 0.87x the
+         * time at k = 100 and 0.72x at k = 1000 */
+        U l = ~(U) 0, h = 0;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            const U c = (U) ~S::ukey(buf[i].v);
+            l = c < l ? c : l;
+            h = c > h ? c : h;
+        }
+        return write_packed(out, l, re_shift_to_32((uint64_t) (h - l)));
     }
 
     template <typename Q>

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankereval import BinaryLabels, InvalidValuesWarning, Rankings
@@ -350,6 +350,26 @@ def test_winner_sorts_match_reference(a, k, data):
     inv = None if invalid is None else [invalid] * n
     expected, _ = reference(dense_rows(a), k, None, filter_sets(inv, n))
     r = Rankings.from_scores(a, k=k, invalid_items=invalid)
+    assert r.to_list() == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int64])
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([5, 40, 300, None]))
+def test_item_ids_beyond_32_bits(dtype, seed, k):
+    """Sparse scores over more than 2^32 items: 64-bit ids, whose winners are sorted as
+    words holding their index in the buffer (re_topk::write_packed, indexed), with ties and
+    exclusions among them."""
+    rng = np.random.default_rng(seed)
+    n, per_row, m = 3, 400, 2**33 + 7
+    cols = np.sort(np.concatenate([rng.choice(2**20, per_row // 2, replace=False),
+                                   rng.choice(m - 2**32, per_row // 2, replace=False) + 2**32]))
+    values = rng.integers(-50, 50, size=(n, per_row)).astype(dtype)
+    scores = sp.csr_array((values.ravel(), np.tile(cols, n), np.arange(n + 1) * per_row), shape=(n, m))
+    invalid = sorted(rng.choice(cols, 30, replace=False).tolist())
+    expected, _ = reference(sparse_rows(scores), k, None, filter_sets([invalid] * n, n))
+    r = Rankings.from_scores(scores, k=k, invalid_items=invalid)
+    assert r.indices.dtype == np.int64
     assert r.to_list() == expected
 
 
@@ -803,6 +823,26 @@ def test_benchmark_script_smoke(tmp_path, capsys):
     table = capsys.readouterr().out
     assert ".. list-table:: What each path buys: 20 x 9 000 scores" in table and "portable / AVX-512" in table
     assert table.count("   * - ") == 1 + len(workloads)
+    # --builds: another compiled _topk module (here this checkout's own, loaded a second time)
+    # against this checkout's, per path, in one process taking turns; results checked equal
+    so = rankereval_topk_module_file()
+    builds = tmp_path / "builds.json"
+    module.main(["--builds", f"again={so}", "--isa", "portable,AVX-512", "--users", "20", "--items", "9000",
+                 "--k", "10,300", "--repeats", "2", "--dtypes", "float32,int64", "--json", str(builds)])
+    res = json.loads(builds.read_text())
+    assert res["config"]["builds"] == ["again", "now"] and set(res["paths"]) == {"portable", "AVX-512"}
+    assert all(len(t) == 2 and min(t) > 0 for times in res["paths"].values() for t in times.values())
+    capsys.readouterr()
+    module.main(["--builds-table", str(builds)])
+    table = capsys.readouterr().out
+    assert "earlier builds: 20 x 9 000 scores" in table and "AVX-512 now / again" in table
+    assert table.count("   * - ") == 1 + 2 * 2 * 2
+
+
+def rankereval_topk_module_file():
+    import rankereval.data._rankings as kernel_user
+
+    return kernel_user._topk.__file__
 
 
 def test_performance_page_shows_the_published_run():
@@ -825,6 +865,10 @@ def test_performance_page_shows_the_published_run():
     assert printed.count("list-table") == 1 and printed.strip() in text
     paths = os.path.join(root, "benchmarks", "published", "topk_paths.json")
     printed = subprocess.run([sys.executable, script, "--paths-table", paths], capture_output=True, text=True,
+                             check=True).stdout
+    assert printed.count("list-table") == 1 and printed.strip() in text
+    builds = os.path.join(root, "benchmarks", "published", "topk_builds.json")
+    printed = subprocess.run([sys.executable, script, "--builds-table", builds], capture_output=True, text=True,
                              check=True).stdout
     assert printed.count("list-table") == 1 and printed.strip() in text
 
