@@ -194,6 +194,22 @@ cdef double _resample_mean(const float64_t *x, Py_ssize_t n, Py_ssize_t block,
     return ((s0 + s1) + (s2 + s3)) / <double>n
 
 
+cdef inline int _resample_threads(int n_threads, Py_ssize_t n_resamples) noexcept nogil:
+    """The OpenMP threads for ``n_resamples`` resamples: ``n_threads``, at least one and at
+    most one per resample (each thread owns a range of resamples)."""
+    if n_threads > n_resamples:
+        n_threads = <int>n_resamples
+    return n_threads if n_threads > 0 else 1
+
+
+cdef _check_keyed(Py_ssize_t n_keys, Py_ssize_t n, Py_ssize_t n_resamples):
+    """The arguments of the keyed resamples (``poisson_exact``, ``keyed_sign_sums``)."""
+    if n_keys != n:
+        raise ValueError(f"keys has {n_keys} entries for {n} rows")
+    if n_resamples < 0:
+        raise ValueError("n_resamples must be >= 0")
+
+
 def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed,
                    int n_threads=1, Py_ssize_t block=0):
     """Means of ``n_resamples`` bootstrap resamples of ``x``.
@@ -228,11 +244,7 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
     out_arr = np.empty(n_resamples, dtype=np.float64)
     cdef float64_t[::1] out = out_arr
     cdef const float64_t *xp = &x[0]
-    cdef int nt = n_threads
-    if nt > n_resamples:
-        nt = <int>n_resamples
-    if nt < 1:
-        nt = 1
+    cdef int nt = _resample_threads(n_threads, n_resamples)
     with nogil:
         for b in prange(n_resamples, schedule='static', num_threads=nt):
             out[b] = _resample_mean(xp, n, block, seed, <uint64_t>b)
@@ -325,8 +337,8 @@ def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamp
 # Digits are brought back into [-2**31, 2**31) by carrying (``_carry``) often enough that no
 # limb overflows. The sum therefore does not depend on the order of the terms or on how they
 # are split into blocks: blocks add limb by limb, and the correctly rounded double of the total
-# (``exact_to_float``) is the same bits whichever way the terms came. Infinities are kept
-# apart as flags (1: +inf seen, 2: -inf seen), which combine by OR as IEEE sums would.
+# (``rankereval._exact.ExactSum.to_float``) is the same bits whichever way the terms came.
+# Infinities are kept apart as flags (1: +inf seen, 2: -inf seen), which combine by OR as IEEE sums would.
 
 cdef enum:
     EXACT_LIMBS = 68           # 68 * 32 bits: 2045 + 85 bits of terms, 50 bits of carries
@@ -460,19 +472,16 @@ def poisson_exact(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t 
     -------
     limbs : ndarray of int64, shape (EXACT_LIMBS, m, B)
         ``sum_i w[i, b] * x[i, j]`` over the rows where ``x[i, j]`` is finite, as base-2**32
-        digits (see ``exact_to_float``).
+        digits (see ``rankereval._exact.ExactSum``).
     inf : ndarray of int8, shape (m, B)
         1 where a drawn score was +inf, 2 where one was -inf (3: both).
     weights : ndarray of float64, shape (m, B)
         ``weights[j, b] = sum_i w[i, b]`` over the rows where ``x[i, j]`` is not NaN
         (integers, exact below 2**53).
     """
-    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, size
     cdef int failed = 0
-    if keys.shape[0] != n:
-        raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
-    if n_resamples < 0:
-        raise ValueError("n_resamples must be >= 0")
+    _check_keyed(keys.shape[0], n, n_resamples)
     limbs_arr = np.zeros((EXACT_LIMBS, m, n_resamples), dtype=np.int64)
     inf_arr = np.zeros((m, n_resamples), dtype=np.int8)
     wall_arr = np.zeros(n_resamples, dtype=np.float64)
@@ -484,13 +493,10 @@ def poisson_exact(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t 
     cdef signed char[:, ::1] inf = inf_arr
     cdef double[::1] wall = wall_arr
     cdef double[:, ::1] wmiss = wmiss_arr
-    cdef int nt = n_threads if n_threads > 0 else 1
-    if nt > n_resamples:
-        nt = <int>n_resamples
-    n_chunks = nt
-    size = (n_resamples + n_chunks - 1) // n_chunks
+    cdef int nt = _resample_threads(n_threads, n_resamples)
+    size = (n_resamples + nt - 1) // nt  # resamples a thread
     with nogil:
-        for c in prange(n_chunks, schedule='static', num_threads=nt):
+        for c in prange(nt, schedule='static', num_threads=nt):
             if _poisson_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples),
                               n_resamples, &limbs[0, 0, 0], &inf[0, 0], &wall[0], &wmiss[0, 0]) != 0:
                 failed = 1
@@ -580,23 +586,17 @@ def keyed_sign_sums(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_
     ndarray of float64, shape (n_resamples, m)
         ``out[b, j] = sum_i s[i, b] * x[i, j]``, rows added in order.
     """
-    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, n_chunks, size
-    if keys.shape[0] != n:
-        raise ValueError(f"keys has {keys.shape[0]} entries for {n} rows")
-    if n_resamples < 0:
-        raise ValueError("n_resamples must be >= 0")
+    cdef Py_ssize_t n = x.shape[0], m = x.shape[1], b, c, size
+    _check_keyed(keys.shape[0], n, n_resamples)
     out_arr = np.zeros((n_resamples, m), dtype=np.float64)
     if n_resamples == 0 or m == 0 or n == 0:
         return out_arr
     cdef uint64_t[::1] tb = _resample_keys(seed, n_resamples)
     cdef double[:, ::1] out = out_arr
-    cdef int nt = n_threads if n_threads > 0 else 1
-    if nt > n_resamples:
-        nt = <int>n_resamples
-    n_chunks = nt
-    size = (n_resamples + n_chunks - 1) // n_chunks
+    cdef int nt = _resample_threads(n_threads, n_resamples)
+    size = (n_resamples + nt - 1) // nt  # resamples a thread
     with nogil:
-        for c in prange(n_chunks, schedule='static', num_threads=nt):
+        for c in prange(nt, schedule='static', num_threads=nt):
             _sign_block(x, keys, &tb[0], c * size, min((c + 1) * size, n_resamples), &out[0, 0])
     return out_arr
 
