@@ -10,15 +10,15 @@ array([0.        , 0.76536064])
 # ``import rankereval`` and the command line's ``--help`` do not pay for NumPy and the compiled
 # kernels. ``_LAZY`` says where each name lives; the ``TYPE_CHECKING`` block below repeats the
 # imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree).
-import importlib
-import importlib.util
-import sys
-import types
+import sys as _sys
+from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
+from types import ModuleType as _ModuleType
 
 from rankereval._version import __version__
 
 _EXTENSIONS = ("rankereval._convert", "rankereval._kernels")
-if any(importlib.util.find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
+if any(_find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
     raise ImportError(
         "rankereval's compiled extensions could not be imported. If you are running from a "
         "source checkout, install it (`pip install .`) and run from another directory, or "
@@ -51,9 +51,9 @@ _SHADOWED = ("compare",)
 
 def __getattr__(name):
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(_import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f"{__name__}.{name}")
+        value = _import_module(f"{__name__}.{name}")
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # found once, then an ordinary attribute
@@ -64,19 +64,19 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
-class _Package(types.ModuleType):
+class _Package(_ModuleType):
     """The package's module type: importing the submodule ``rankereval.compare`` makes the
     import system set the attribute ``compare`` of the package to that module; the function
     ``compare`` of the module takes its place, so that ``rankereval.compare(...)`` is the
     function whichever came first (as when everything was imported by ``import rankereval``)."""
 
     def __setattr__(self, name, value):
-        if name in _SHADOWED and value is sys.modules.get(f"{__name__}.{name}"):
+        if name in _SHADOWED and value is _sys.modules.get(f"{__name__}.{name}"):
             value = getattr(value, name)
         super().__setattr__(name, value)
 
 
-sys.modules[__name__].__class__ = _Package
+_sys.modules[__name__].__class__ = _Package
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and pyright know the idiom)
 if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported eagerly
