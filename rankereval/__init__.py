@@ -9,7 +9,9 @@ array([0.        , 0.76536064])
 # The public names are imported on first use (SPEC 1, PEP 562 module ``__getattr__``), so that
 # ``import rankereval`` and the command line's ``--help`` do not pay for NumPy and the compiled
 # kernels. ``_LAZY`` says where each name lives; the ``TYPE_CHECKING`` block below repeats the
-# imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree).
+# imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree). A
+# block here rather than an ``__init__.pyi`` stub: a stub hides the whole module from type
+# checkers, so it would repeat ``__version__``, ``__all__`` and the rest, and must be shipped.
 import sys as _sys
 from importlib import import_module as _import_module
 from importlib.util import find_spec as _find_spec
@@ -49,17 +51,6 @@ _SUBMODULES = ("data", "exceptions", "metrics")
 _SHADOWED = ("compare",)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(_import_module(_LAZY[name]), name)
-    elif name in _SUBMODULES:
-        value = _import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # found once, then an ordinary attribute
-    return value
-
-
 def __dir__():
     return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
@@ -92,6 +83,16 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         FirstRelevantRank, GiniIndex, HitRate, InterpolatedPrecision, IntraListDiversity, Judged, MeanRanks, Metric,
         Novelty, NumRelevant, NumRelevantRetrieved, NumRetrieved, Precision, Recall, ReciprocalRank, RPrecision,
         Success, SystemMetric, TailShare, long_tail_items, popularity_from)
+else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
+    def __getattr__(name):
+        if name in _LAZY:
+            value = getattr(_import_module(_LAZY[name]), name)
+        elif name in _SUBMODULES:
+            value = _import_module(f"{__name__}.{name}")
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value  # found once, then an ordinary attribute
+        return value
 del TYPE_CHECKING
 
 __all__ = [

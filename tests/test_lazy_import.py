@@ -186,6 +186,36 @@ def test_the_type_checking_block_imports_the_lazy_names():
     assert submodules == set(rankereval._SUBMODULES)
 
 
+def test_a_type_checker_sees_the_names_and_only_them(tmp_path):
+    """mypy reads the ``TYPE_CHECKING`` block (``TYPE_CHECKING = False``, without importing
+    typing) and not the module ``__getattr__``, which would make any attribute valid."""
+    api = pytest.importorskip("mypy.api")
+    (tmp_path / "use.py").write_text(textwrap.dedent("""
+        import rankereval
+        from rankereval import NDCG, compare
+        reveal_type(rankereval.compare)
+        reveal_type(NDCG(10).score)
+        reveal_type(rankereval.Evaluation)
+        rankereval.no_such_name
+    """))
+    old = os.environ.get("MYPYPATH")
+    os.environ["MYPYPATH"] = os.path.dirname(PACKAGE_DIR)
+    try:
+        out, err, status = api.run([str(tmp_path / "use.py"), "--follow-imports=silent", "--ignore-missing-imports",
+                                    "--no-incremental", "--cache-dir", os.devnull])
+    finally:
+        if old is None:
+            del os.environ["MYPYPATH"]
+        else:
+            os.environ["MYPYPATH"] = old
+    lines = [line.replace(str(tmp_path) + os.sep, "") for line in out.splitlines()]
+    assert status == 1, out + err
+    assert 'use.py:4: note: Revealed type is "def (y_true: Any, runs: Any, metrics: Any' in lines[0]
+    assert "use.py:5: note: Revealed type is" in lines[1] and "Any" in lines[1]
+    assert lines[2].endswith('-> rankereval._evaluation.Evaluation"')
+    assert lines[3] == 'use.py:7: error: Module has no attribute "no_such_name"  [attr-defined]'
+
+
 def test_missing_compiled_extensions_give_the_friendly_error(tmp_path):
     """A source tree without the built extensions (a fresh clone) fails at ``import
     rankereval`` with the instructions, not at the first use of a name."""
