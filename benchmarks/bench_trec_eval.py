@@ -119,10 +119,10 @@ def main(argv=None):
     for what in (["--help"], ["metrics"]):
         cmd = [sys.executable, "-m", "rankereval", *what]
         times = [timed(cmd)[:2] for _ in range(max(args.repeats, 5))]
-        startup[" ".join(["rankereval", *what])] = {"wall_s": statistics.median(t[0] for t in times),
-                                                    "cpu_s": statistics.median(t[1] for t in times)}
-        print(f"  rankereval {' '.join(what):<21} wall {startup['rankereval ' + ' '.join(what)]['wall_s']:7.3f} s",
-              flush=True)
+        name = " ".join(["rankereval", *what])
+        startup[name] = {"wall_s": statistics.median(t[0] for t in times),
+                         "cpu_s": statistics.median(t[1] for t in times)}
+        print(f"  {name:<32} wall {startup[name]['wall_s']:7.3f} s  cpu {startup[name]['cpu_s']:7.3f} s", flush=True)
 
     ours = outputs["rankereval"]
     agreement = {}
@@ -190,7 +190,7 @@ def table(res):
                   f"     - {m['peak_rss_bytes'] / 2**20:.0f}", f"     - {m['peak_rss_bytes'] / res['run_file_bytes']:.2f}",
                   f"     - {ratio}"]
     for name, m in res.get("startup", {}).items():
-        lines += [f"   * - ``{name}``", f"     - {m['wall_s']:.2f}", f"     - {m['cpu_s']:.2f}", "     - ", "     - ",
+        lines += [f"   * - ``{name}``", f"     - {m['wall_s']:.3f}", f"     - {m['cpu_s']:.3f}", "     - ", "     - ",
                   "     - "]
     return "\n".join(lines)
 

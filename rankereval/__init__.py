@@ -6,65 +6,94 @@
 >>> NDCG(3).score(y_true, y_pred)
 array([0.        , 0.76536064])
 """
-try:
-    from rankereval import _convert, _kernels  # noqa: F401  (compiled extensions)
-except ImportError as exc:  # pragma: no cover - depends on how the package was obtained
+# The public names are imported on first use (SPEC 1, PEP 562 module ``__getattr__``), so that
+# ``import rankereval`` and the command line's ``--help`` do not pay for NumPy and the compiled
+# kernels. ``_LAZY`` says where each name lives; the ``TYPE_CHECKING`` block below repeats the
+# imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree). A
+# block here rather than an ``__init__.pyi`` stub: a stub hides the whole module from type
+# checkers, so it would repeat ``__version__``, ``__all__`` and the rest, and must be shipped.
+import sys as _sys
+from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
+from types import ModuleType as _ModuleType
+
+from rankereval._version import __version__
+
+_EXTENSIONS = ("rankereval._convert", "rankereval._kernels")
+if any(_find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
     raise ImportError(
         "rankereval's compiled extensions could not be imported. If you are running from a "
         "source checkout, install it (`pip install .`) and run from another directory, or "
-        "build in place (`python setup.py build_ext --inplace`)."
-    ) from exc
+        "build in place (`python setup.py build_ext --inplace`).")
 
-from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
-from rankereval.exceptions import UndefinedMetricWarning
-from rankereval._evaluation import Evaluation, evaluate  # noqa: E402  (after the metrics it uses)
-from rankereval._accumulator import Accumulator  # noqa: E402
-from rankereval.metrics import (
-    AP,
-    DCG,
-    F1,
-    NDCG,
-    AveragePopularity,
-    CatalogCoverage,
-    DistributionalCoverage,
-    GiniIndex,
-    IntraListDiversity,
-    Novelty,
-    SystemMetric,
-    TailShare,
-    long_tail_items,
-    popularity_from,
-    FirstRelevantRank,
-    HitRate,
-    MeanRanks,
-    Metric,
-    Precision,
-    Recall,
-    ReciprocalRank,
-    Success,
-    RPrecision,
-    NumRelevant,
-    NumRetrieved,
-    NumRelevantRetrieved,
-    InterpolatedPrecision,
-    GMAP,
-    Bpref,
-    Judged,
-    RBP,
-    ERR,
-)
+_METRICS = (
+    "AP", "DCG", "F1", "NDCG", "AveragePopularity", "CatalogCoverage", "DistributionalCoverage", "GiniIndex",
+    "IntraListDiversity", "Novelty", "SystemMetric", "TailShare", "long_tail_items", "popularity_from",
+    "FirstRelevantRank", "HitRate", "MeanRanks", "Metric", "Precision", "Recall", "ReciprocalRank", "Success",
+    "RPrecision", "NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "InterpolatedPrecision", "GMAP", "Bpref",
+    "Judged", "RBP", "ERR")
+#: {public name: module that defines it}
+_LAZY = {
+    **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
+    "UndefinedMetricWarning": "rankereval.exceptions",
+    "Evaluation": "rankereval._evaluation",
+    "evaluate": "rankereval._evaluation",
+    "Accumulator": "rankereval._accumulator",
+    **dict.fromkeys(_METRICS, "rankereval.metrics"),
+    **dict.fromkeys(("dcg_score", "map_score", "mrr_score", "ndcg_score", "precision_at_k", "recall_at_k"),
+                    "rankereval._functional"),
+    "Comparison": "rankereval.compare",
+    "compare": "rankereval.compare",
+}
+#: public subpackages and modules that ``import rankereval`` made attributes before the imports were lazy
+_SUBMODULES = ("data", "exceptions", "metrics")
+#: names that are both a submodule and, as an attribute of the package, a function of it
+_SHADOWED = ("compare",)
 
-from rankereval._version import __version__
-from rankereval._functional import (  # noqa: E402  (scikit-learn-shaped functions)
-    dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k)
-# the function shadows the module as an attribute of the package (as with evaluate);
-# `import rankereval.compare` and `from rankereval.compare import ...` still reach the module
-from rankereval.compare import Comparison, compare  # noqa: E402
 
-for _obj in (evaluate, Evaluation, Accumulator, UndefinedMetricWarning, Comparison, dcg_score, map_score, mrr_score,
-             ndcg_score, precision_at_k, recall_at_k):
-    _obj.__module__ = __name__  # documented and pickled under the public name
-del _obj
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
+
+class _Package(_ModuleType):
+    """The package's module type: importing the submodule ``rankereval.compare`` makes the
+    import system set the attribute ``compare`` of the package to that module; the function
+    ``compare`` of the module takes its place, so that ``rankereval.compare(...)`` is the
+    function whichever came first (as when everything was imported by ``import rankereval``)."""
+
+    def __setattr__(self, name, value):
+        if name in _SHADOWED and value is _sys.modules.get(f"{__name__}.{name}"):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and pyright know the idiom)
+if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported eagerly
+    from rankereval import data, exceptions, metrics  # noqa: F401
+    from rankereval._accumulator import Accumulator
+    from rankereval._evaluation import Evaluation, evaluate
+    from rankereval._functional import dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k
+    from rankereval.compare import Comparison, compare
+    from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
+    from rankereval.exceptions import UndefinedMetricWarning
+    from rankereval.metrics import (
+        AP, DCG, ERR, F1, GMAP, NDCG, RBP, AveragePopularity, Bpref, CatalogCoverage, DistributionalCoverage,
+        FirstRelevantRank, GiniIndex, HitRate, InterpolatedPrecision, IntraListDiversity, Judged, MeanRanks, Metric,
+        Novelty, NumRelevant, NumRelevantRetrieved, NumRetrieved, Precision, Recall, ReciprocalRank, RPrecision,
+        Success, SystemMetric, TailShare, long_tail_items, popularity_from)
+else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
+    def __getattr__(name):
+        if name in _LAZY:
+            value = getattr(_import_module(_LAZY[name]), name)
+        elif name in _SUBMODULES:
+            value = _import_module(f"{__name__}.{name}")
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value  # found once, then an ordinary attribute
+        return value
+del TYPE_CHECKING
 
 __all__ = [
     "BinaryLabels",

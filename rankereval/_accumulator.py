@@ -464,3 +464,6 @@ class Accumulator:
     def __repr__(self):
         ci = f", conf_interval with {self._n_boot} resamples" if self._conf_interval else ""
         return f"Accumulator({', '.join(self.names)}; {self.n_rankings} rankings{ci})"
+
+
+Accumulator.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)

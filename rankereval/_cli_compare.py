@@ -37,8 +37,7 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 def add_compare_subparser(sub):
     """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
     from rankereval._cli_common import _confidence, _finite_float, _positive_int
-    from rankereval._validation import NAN_HANDLING
-    from rankereval.compare import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
+    from rankereval._choices import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
 
     p = sub.add_parser(
         "compare", help="compare TREC runs with paired significance tests",

@@ -491,3 +491,8 @@ class Evaluation:
         title, header, rows = self._rows()
         return _render.html_table(header, [[html.escape(c) for c in row] for row in rows], caption=title)
 
+
+
+for _obj in (evaluate, Evaluation):
+    _obj.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)
+del _obj

@@ -299,3 +299,8 @@ mrr_score.__doc__ += _BINARY_DOC.format(k=_K_OPTIONAL) + """
     >>> mrr_score([0, 1, 0, 0, 1], [0.9, 0.8, 0.1, 0.2, 0.5], group=[3, 2])
     0.75
 """
+
+
+for _obj in (dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k):
+    _obj.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)
+del _obj

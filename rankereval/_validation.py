@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 
 import rankereval._convert as _convert
+from rankereval._choices import NAN_HANDLING  # noqa: F401  (the option's values)
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
@@ -16,8 +17,6 @@ MAX_ID = _INT64_MAX - 1
 #: largest cutoff accepted: the kernels index with signed 64-bit integers and add small
 #: offsets to k, so a margin of 2**62 keeps every such sum in range
 MAX_K = 2**62
-
-NAN_HANDLING = ("propagate", "drop", "zerofill")
 
 
 def check_k(k, name="k", allow_none=False):

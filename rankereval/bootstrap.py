@@ -42,12 +42,12 @@ from statistics import NormalDist
 import numpy as np
 
 import rankereval._bootstrap as _bootstrap
+from rankereval._choices import CI_METHODS as METHODS
 from rankereval._exact import exact_mean, poisson_sums
 from rankereval._threads import effective_n_threads
 
 __all__ = ["BootstrapResult", "bootstrap_mean", "query_key_hashes"]
 
-METHODS = ("percentile", "bca")
 RESAMPLINGS = ("multinomial", "poisson")
 # The bootstrap distribution is returned, 8 bytes per resample: 10**8 resamples take 800 MB,
 # far beyond any use (the Monte Carlo error of a 95% bound is then ~3e-4 standard errors).

@@ -50,13 +50,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from rankereval._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
+
 __all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues"]
 
-TESTS = ("t", "permutation", "bootstrap", "tukey")
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
-ALTERNATIVES = ("two-sided", "greater", "less")
-QUERIES = ("error", "intersection", "union")
 # the long format of Comparison.to_pandas / to_json
 LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high",
                 "effect_size", "p_value", "p_corrected", "significant", "wins", "ties", "losses")
@@ -1195,3 +1193,8 @@ def _pandas():
 
 def _pyplot():
     return _optional("matplotlib.pyplot", "plot", "Comparison.plot")
+
+
+for _obj in (compare, Comparison):
+    _obj.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)
+del _obj

@@ -41,3 +41,6 @@ class UndefinedMetricWarning(UserWarning):
     >>> NDCG(2).mean(y_true, y_pred, nan_handling="drop")
     1.0
     """
+
+
+UndefinedMetricWarning.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)

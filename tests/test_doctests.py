@@ -38,6 +38,8 @@ def _doctests():
                 raise
             tests.append(pytest.param(None, marks=pytest.mark.skip(reason=str(exc)), id=name))
             continue
+        for attr in getattr(module, "__all__", ()):  # a package that imports its names on first use
+            getattr(module, attr)
         for test in finder.find(module, name):
             if test.examples:
                 tests.append(pytest.param(test, id=test.name))

@@ -213,3 +213,30 @@ def test_evaluating_plain_files_loads_neither_pandas_pyarrow_nor_scipy():
             "bad = [m for m in ('scipy', 'pandas', 'pyarrow') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(PACKAGE_DIR))
+
+
+def test_the_command_line_help_imports_no_numpy():
+    """``rankereval --help`` and each subcommand's ``--help`` (and ``--version``) need the
+    parser only: the option values come from ``rankereval._choices``, NumPy and the compiled
+    kernels come with the first command that computes."""
+    import subprocess
+
+    code = ("import sys, io, contextlib\n"
+            "from rankereval.cli import main\n"
+            "for argv in (['--help'], ['evaluate', '--help'], ['compare', '--help'], ['example', '--help'],\n"
+            "             ['metrics', '--help'], ['--version']):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "        assert main(argv) == 0, argv\n"
+            "    assert 'usage: rankereval' in out.getvalue() or argv == ['--version'], argv\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'pandas', 'pyarrow')\n"
+            "                or m in ('rankereval._convert', 'rankereval._kernels', 'rankereval.metrics'))\n"
+            "assert not loaded, loaded\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    # the program itself, as the shell starts it
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rankereval", "evaluate", "--help"],
+                          capture_output=True, text=True, check=True)
+    assert "--tie-break" in proc.stdout
+    imported = [line.rpartition("|")[2].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    assert "rankereval.cli" in imported and "argparse" in imported
+    assert not [m for m in imported if m.split(".")[0] == "numpy"]
+

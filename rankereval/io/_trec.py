@@ -4,23 +4,13 @@ from numbers import Real
 
 import numpy as np
 
+from rankereval._choices import EXTRA, MISSING, ORDER_BY, TIE_BREAKS  # noqa: F401  (the options' values)
 from rankereval._validation import check_k
 from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _unpack_ids,
                                      _unpack_short_strings)
 from rankereval.io._parse import _QRELS, _RUN, _parse
 from rankereval.io._source import _arrow_memory, _pandas
 
-
-TIE_BREAKS = ("trec_eval", "trec_eval9", "docid", "input")
-
-
-MISSING = ("drop", "empty", "error")
-
-
-EXTRA = ("drop", "keep", "error")
-
-
-ORDER_BY = ("score", "rank")
 
 
 def _check_options(relevance_level, tie_break, order_by, missing, extra, depth=None):

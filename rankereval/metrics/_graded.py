@@ -2,13 +2,14 @@
 import numpy as np
 
 import rankereval._kernels as _kernels
+from rankereval._choices import DCG_GAINS, DCG_LOG_BASES
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.data import BinaryLabels
 from rankereval.metrics._base import Metric, MetricInfo, RealParam
 
-_SCALINGS = {"identity": 0, "power": 1}
-_LOG_BASES = {"e": np.log, "2": np.log2}
+_SCALINGS = {name: code for code, name in enumerate(DCG_GAINS)}  # code: the kernels' argument
+_LOG_BASES = dict(zip(DCG_LOG_BASES, (np.log, np.log2)))
 
 class DCG(Metric):
     r"""Discounted Cumulative Gain at k (DCG@k).
