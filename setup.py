@@ -7,6 +7,11 @@ Everything about how the kernels are compiled lives here, in one place:
 * Cython compiler directives are set once (``COMPILER_DIRECTIVES``), never in file headers;
 * ``RANKEREVAL_DEBUG=1`` turns bounds, wraparound and initialisation checks back on
   (used by CI to run the whole test suite against a checked build);
+* ``RANKEREVAL_SANITIZE=1`` builds with AddressSanitizer and UndefinedBehaviorSanitizer
+  (``-fsanitize=address,undefined -fno-sanitize-recover=undefined``, GCC or Clang): Python
+  itself is not instrumented, so the ASan runtime must be loaded first, e.g.
+  ``LD_PRELOAD=$(g++ -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 pytest ...``
+  (CONTRIBUTING.md; CI runs the kernels' and the fuzz tests so);
 * OpenMP is used when the compiler supports it; otherwise the build continues serially
   with a warning (the kernels then run on one thread), or fails when
   ``RANKEREVAL_REQUIRE_OPENMP=1`` (set for release wheels, which must be parallel).
@@ -28,6 +33,8 @@ def _flag(name):
 
 
 DEBUG = _flag("RANKEREVAL_DEBUG")
+SANITIZE = _flag("RANKEREVAL_SANITIZE")
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 REQUIRE_OPENMP = _flag("RANKEREVAL_REQUIRE_OPENMP")
 PACKAGE = "rankereval"
 
@@ -118,6 +125,12 @@ def extensions():
 
     omp_compile, omp_link = openmp_flags()
     opt = ["-O0", "-g"] if DEBUG else ["-O3"]
+    link = []
+    if SANITIZE:
+        if sys.platform == "win32":
+            raise RuntimeError("RANKEREVAL_SANITIZE=1 needs GCC or Clang")
+        opt = ["-O1", "-g", "-fno-omit-frame-pointer"] + SANITIZE_FLAGS
+        link = list(SANITIZE_FLAGS)
     if sys.platform == "win32":
         opt = ["/Od"] if DEBUG else ["/O2"]
     headers = sorted(glob.glob(os.path.join(PACKAGE, "**", "*.h"), recursive=True))
@@ -135,14 +148,14 @@ def extensions():
                     ("RANKEREVAL_DEBUG_BUILD", "1" if DEBUG else "0"),
                 ],
                 extra_compile_args=opt + omp_compile,
-                extra_link_args=omp_link,
+                extra_link_args=omp_link + link,
             )
         )
     return cythonize(
         exts,
         compiler_directives=COMPILER_DIRECTIVES,
         # a debug build must not reuse C++ files generated without the checks
-        force=DEBUG,
+        force=DEBUG or SANITIZE,
     )
 
 

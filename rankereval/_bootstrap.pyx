@@ -375,7 +375,7 @@ cdef inline void _carry(int64_t *limbs, Py_ssize_t stride, Py_ssize_t b0, Py_ssi
         a = limbs + k * stride
         for b in range(b0, b1):
             c = (a[b] + <int64_t>0x80000000LL) >> 32
-            a[b] -= c << 32
+            a[b] -= c * <int64_t>4294967296LL  # c << 32 without shifting a negative value (UB)
             a[b + stride] += c
 
 

@@ -136,7 +136,7 @@ def _finite_float(text):
 def guarded(call, usage_parser, command, err):
     """Run a subcommand; turn its errors into a message on ``err`` and the exit status: 2
     for usage errors (with the subcommand's usage), 1 for input and environment problems
-    (files, formats, missing optional dependencies), 130 on Ctrl-C. Anything else is a bug
+    (files, formats, missing optional dependencies, memory), 130 on Ctrl-C. Anything else is a bug
     and propagates with its traceback."""
     try:
         return call()
@@ -149,6 +149,10 @@ def guarded(call, usage_parser, command, err):
             _silence_stdout()
             return 1
         print(f"rankereval: error: {_describe(exc)}", file=err)
+        return 1
+    except MemoryError as exc:  # a file or a request too large for this machine's memory
+        detail = f" ({exc})" if str(exc) else ""
+        print(f"rankereval: error: out of memory{detail}", file=err)
         return 1
     except KeyboardInterrupt:
         print("rankereval: interrupted", file=err)

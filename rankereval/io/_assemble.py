@@ -154,6 +154,17 @@ class _IdColumn:
     def factorize(self, packed=False):
         """(codes, uniques); with ``packed``, the uniques of a column whose ids all were
         short stay packed (a uint64 array, see :func:`_unpack_ids`)."""
+        codes, uniques = self.codes(packed)
+        self.parts = self.lengths = self.table = None
+        return codes, uniques
+
+    def n_distinct(self):
+        """The number of distinct ids so far (the seed's included), or None when the column
+        holds strings (not counted until the end)."""
+        return len(self.table) if self.table is not None else None
+
+    def codes(self, packed=False):
+        """(codes, uniques) of the ids so far, as :meth:`factorize`, keeping the column."""
         if self.table is not None:
             codes = _join_arrays(self.parts, np.int32)
             uniques = self.table.uniques() if packed else _unpack_short_strings(self.table.uniques())
@@ -167,7 +178,6 @@ class _IdColumn:
             lengths = np.concatenate([np.ones(len(p), dtype=np.int64) if n is None else n
                                       for p, n in zip(self.parts, self.lengths)])
             codes = np.repeat(codes, lengths)
-        self.parts = self.lengths = self.table = None
         return codes, uniques
 
 

@@ -7,10 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from rankereval._threads import effective_n_threads
-from rankereval.io._assemble import _IdColumn, _join_arrays
+from rankereval.io._assemble import _first_duplicate, _IdColumn, _join_arrays
 from rankereval.io._result import TrecFormatError
-from rankereval.io._source import (_BLOCK_BYTES, _blocks, _collapse_spaces, _have_pyarrow, _light_normalise, _pandas,
-                                   _pyarrow_for_reading, _source_name)
+from rankereval.io._source import (_BLOCK_BYTES, LineTooLongError, _blocks, _collapse_spaces, _have_pyarrow,
+                                   _light_normalise, _long_line_start, _pandas, _pyarrow_for_reading, _source_name,
+                                   _too_long_reason)
 from rankereval.io._text import parse_plain, scan_block
 
 
@@ -43,6 +44,19 @@ _OTHER = {"qrels": _RUN, "run": _QRELS}
 _COMMENT = re.compile(rb"(?m)^ *#[^\n]*")
 
 
+# the rows of a file from which check_duplicates looks for repeated pairs as blocks come (and
+# again each time their number doubled): about 80 MB of columns, more than most files have
+_DUPLICATE_CHECK_ROWS = 4_000_000
+
+
+def _id_value(uniques, code):
+    """The id of ``code`` as a Python value (uniques: pyarrow strings or a NumPy array)."""
+    x = uniques[int(code)]
+    if hasattr(x, "as_py"):
+        return x.as_py()
+    return x.item() if isinstance(x, np.generic) else x
+
+
 class _Parsed:
     """Columns of one file, read block by block: ``value`` and ``rank`` (NumPy arrays), and
     the id columns ``q``/``d`` as :class:`_IdColumn` (factorised by the caller, seeded with
@@ -64,6 +78,7 @@ class _Parsed:
         # lines); before that block, row i is line i + 1
         self._row0, self._line0, self._block_lines = [], [], []
         self._pending = None  # the ids of the last block, being added on a helper thread
+        self._next_check = _DUPLICATE_CHECK_ROWS  # rows at which check_duplicates looks again
 
     def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra, helper=None):
         """Append a block's columns (``q``/``d``: lists of arrays); ``lines``: the 1-based line
@@ -86,6 +101,31 @@ class _Parsed:
         self.n_lines += n_lines
         self.n_comments += n_comments
         self.n_extra_fields += n_extra
+
+    def check_duplicates(self):
+        """Raise the error of the first repeated (query, document) pair as soon as the rows so
+        far are sure to hold one (more rows than distinct queries times distinct documents)
+        and, from ``_DUPLICATE_CHECK_ROWS`` rows on, each time their number doubled: a file
+        of lines repeated (a gzip bomb) stops early, with at most about twice the rows of its
+        valid part in memory. The pair and line are those the end of reading reports."""
+        nq, nd = self.q.n_distinct(), self.d.n_distinct()
+        sure = nq is not None and nd is not None and self.n_rows > nq * nd
+        if not sure and self.n_rows < self._next_check:
+            return
+        self._next_check = max(2 * self.n_rows, _DUPLICATE_CHECK_ROWS)
+        self._wait()
+        q, uq = self.q.codes()
+        d, ud = self.d.codes()
+        dup = _first_duplicate(q, d, len(ud))
+        if dup is None:
+            return
+        first, second = dup
+        qid, did = _id_value(uq, q[second]), _id_value(ud, d[second])
+        if self.fmt.kind == "qrels":
+            reason = f"duplicate judgement for query {qid!r} and document {did!r}"
+        else:
+            reason = f"duplicate document {did!r} for query {qid!r}"
+        raise self.error(second, f"{reason} (first given on line {self.line(first)})")
 
     def _add_ids(self, q, d):
         for part in q:
@@ -234,10 +274,19 @@ def _parse(src, fmt, progress, need_rank=False, seeds=(None, None)):
     # (both loops run without the GIL); one block at a time is in flight
     helper = ThreadPoolExecutor(1) if effective_n_threads() > 1 else None
     try:
-        for block in _blocks(src, progress):
-            cols = _parse_block(arrow, name, block, fmt, need_rank, parsed.n_lines)
-            del block
-            parsed.add(*cols, helper=helper)
+        try:
+            for block in _blocks(src, progress):
+                long_line = _long_line_start(block)
+                if long_line >= 0:
+                    raise LineTooLongError(long_line)
+                cols = _parse_block(arrow, name, block, fmt, need_rank, parsed.n_lines)
+                del block
+                parsed.add(*cols, helper=helper)
+                parsed.check_duplicates()
+        except LineTooLongError as exc:
+            # offset 0: the line after the blocks parsed; else within the block
+            line = parsed.n_lines + 1 + (bytes(block[:exc.offset]).count(b"\n") if exc.offset else 0)
+            raise TrecFormatError(name, line, _too_long_reason()) from None
         parsed.finish()
     finally:
         if helper is not None:

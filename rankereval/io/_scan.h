@@ -107,7 +107,7 @@ static inline int re_parse_decimal(const unsigned char* s, size_t len, double* o
             digits++;
             frac += dot;
             if (m == 0 && c == '0') continue; /* a leading zero */
-            if (++sig > 19) return 0;         /* m would overflow: no fast path */
+            if (++sig > 19) continue;         /* m would overflow: no fast path, but a number */
             m = m * 10 + (uint64_t)(c - '0');
         } else if (c == '.' && !dot) {
             dot = 1;

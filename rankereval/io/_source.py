@@ -3,6 +3,7 @@ import contextlib
 import contextvars
 import gzip
 import os
+import stat
 import sys
 import threading
 import zlib
@@ -142,35 +143,156 @@ def _want_progress(progress, size):
         return False
 
 
-def _blocks(src, progress):
-    """The content of ``src`` (path or file object), gunzipped, as bytes blocks of about
-    ``_READ_BYTES`` that each end at a line end (the last one: where the content ends).
+# the longest line the readers take, in bytes (its line end aside): far above any real TREC
+# line (a few hundred bytes; document ids that are URLs stay within a few kB), and small
+# enough that a file without line ends (/dev/zero, a gzip of one long line) is refused after
+# reading this much, with its line number, instead of filling memory. Not above _READ_BYTES:
+# a block always holds a whole line.
+_MAX_LINE_BYTES = 1 << 20
 
-    A file is read block by block, so that a reader holds one block of text at a time, never
-    the whole file; a file object (e.g. standard input) is read whole, as one block.
+
+class LineTooLongError(ValueError):
+    """A line of more than ``_MAX_LINE_BYTES`` bytes; ``offset``: where it starts in the
+    block that was being read (the readers turn it into a TrecFormatError with its line
+    number)."""
+
+    def __init__(self, offset=0):
+        super().__init__(_too_long_reason())
+        self.offset = offset
+
+
+def _too_long_reason():
+    return (f"line longer than {_MAX_LINE_BYTES} bytes (the longest the readers take: "
+            "is this a TREC file?)")
+
+
+def _long_line_start(block):
+    """Offset in ``block`` of the start of a line longer than ``_MAX_LINE_BYTES``, or -1.
+
+    A line that long holds a whole window of ``_MAX_LINE_BYTES // 2`` bytes starting at a
+    multiple of it, and such a window holds no line end: one ``find`` a window, each of which
+    stops at the first line end (a few per block of everyday text).
+    """
+    half = _MAX_LINE_BYTES // 2
+    n = len(block)
+    if n <= _MAX_LINE_BYTES:
+        return -1
+    # a block is a view of the start of the read buffer: search the buffer, within n
+    data = block.obj if isinstance(block, memoryview) and isinstance(block.obj, bytearray) else bytes(block)
+    checked = 0  # the lines starting before this offset were measured
+    for p in range(0, n - half + 1, half):
+        if p < checked or data.find(b"\n", p, p + half) >= 0:
+            continue
+        start = data.rfind(b"\n", 0, p) + 1
+        end = data.find(b"\n", p, n)
+        end = n if end < 0 else end
+        if end - start > _MAX_LINE_BYTES:
+            return start
+        checked = end
+    return -1
+
+
+class _Stream:
+    """``readinto``/``read`` over a file object's ``read(n)`` (bytes or str, as UTF-8), after
+    ``head``, bytes already read from it (to see whether it is gzip): a pipe cannot seek."""
+
+    def __init__(self, read, head=b""):
+        self._read = read
+        self._pending = head
+
+    def read(self, n=-1):
+        if self._pending:
+            data, self._pending = self._pending, b""
+            if n is not None and 0 <= n < len(data):
+                data, self._pending = data[:n], data[n:]
+            return data
+        data = self._read(n)
+        return data.encode("utf-8") if isinstance(data, str) else data
+
+    def readinto(self, view):
+        data = self.read(len(view))
+        if len(data) > len(view):  # str read: more bytes than characters
+            data, self._pending = data[:len(view)], data[len(view):]
+        view[:len(data)] = data
+        return len(data)
+
+
+def _open_stream(src):
+    """(stream, raw, size, close) of a path or file object: ``stream`` has ``readinto`` and
+    gives the content gunzipped; ``raw`` (a plain file opened here, for the progress bar's
+    position) or None; ``size`` in bytes of a regular file, else 0; ``close`` a callable."""
+    if hasattr(src, "read"):
+        raw, size, close = None, 0, (lambda: None)
+        fd = None
+        try:
+            fd = src.fileno()
+        except (AttributeError, OSError, ValueError):
+            pass
+        if fd is not None and hasattr(src, "readinto"):
+            try:
+                size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else 0
+            except OSError:
+                size = 0
+        base = _Stream(src.read)
+    else:
+        if not isinstance(src, (str, bytes, os.PathLike)):
+            raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
+        # unbuffered: each read() makes its bytes object in one piece, with no copy in between
+        raw = open(src, "rb", buffering=0)
+        close = raw.close
+        try:
+            st = os.fstat(raw.fileno())
+        except BaseException:
+            raw.close()
+            raise
+        if stat.S_ISDIR(st.st_mode):
+            raw.close()
+            raise IsADirectoryError(21, "Is a directory", os.fspath(src))
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        # a pipe, FIFO, terminal or device (/dev/stdin, <(cat file)): read as a stream
+        base = raw if stat.S_ISREG(st.st_mode) else _Stream(raw.read)
+        if base is not raw:
+            raw = None
+    try:
+        magic = _read_exactly(base, 2)
+        if base is raw:
+            raw.seek(0)
+        else:
+            base = _Stream(base.read, magic)
+        if magic == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=base, mode="rb")
+        else:
+            stream = base
+    except BaseException:
+        close()
+        raise
+    return stream, raw, size, close
+
+
+def _read_exactly(stream, n):
+    out = b""
+    while len(out) < n:
+        data = stream.read(n - len(out))
+        if not data:
+            break
+        out += data
+    return out
+
+
+def _blocks(src, progress):
+    """The content of ``src`` (path or file object: a file, standard input, a pipe),
+    gunzipped, as bytes blocks of about ``_READ_BYTES`` that each end at a line end (the last
+    one: where the content ends).
+
+    Any source is read block by block, so that a reader holds one block of text at a time,
+    never the whole file; a line longer than ``_MAX_LINE_BYTES`` raises
+    :class:`LineTooLongError` (offset 0: the line after the blocks given).
     """
     name = _source_name(src)
-    if hasattr(src, "read"):
-        data = src.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise TrecFormatError(name, None, f"not a valid gzip stream ({exc})") from None
-        yield data
-        return
-    if not isinstance(src, (str, bytes, os.PathLike)):
-        raise TypeError(f"expected a path or a file object, got {type(src).__name__}")
-    # unbuffered: each read() makes its bytes object in one piece, with no copy in between
-    with open(src, "rb", buffering=0) as raw:
-        size = os.fstat(raw.fileno()).st_size
-        magic = raw.read(2)
-        raw.seek(0)
-        stream = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    stream, raw, size, close = _open_stream(src)
+    try:
         bar = None
-        if _want_progress(progress, size):
+        if raw is not None and _want_progress(progress, size):
             try:
                 from tqdm.auto import tqdm
 
@@ -183,11 +305,16 @@ def _blocks(src, progress):
             # for (a fresh 64 MB object per block would cost a page fault per 4 kB each time);
             # no larger than a plain file (a 64 MB buffer, zeroed, for a 78 kB qrels file was
             # most of the memory and a share of the time of reading an everyday file)
-            buf = bytearray(_READ_BYTES if stream is not raw else max(1, min(_READ_BYTES, size + 1)))
+            plain = stream is raw and size > 0
+            buf = bytearray(max(1, min(_READ_BYTES, size + 1)) if plain else 1 << 16)
             held, done = 0, 0  # bytes at the start of buf carried over from the last read
             while True:
                 if held == len(buf):  # a line longer than the buffer: a larger one
-                    buf = buf + bytes(len(buf))
+                    if held > _MAX_LINE_BYTES:
+                        raise LineTooLongError()
+                    grown = bytearray(min(2 * len(buf), max(_READ_BYTES, 2 * _MAX_LINE_BYTES)))
+                    grown[:held] = buf
+                    buf = grown
                 got = _read_into(stream, memoryview(buf)[held:])
                 if bar is not None:
                     pos = raw.tell()
@@ -195,23 +322,34 @@ def _blocks(src, progress):
                     done = pos
                 n = held + got
                 if got == 0:
+                    if held > _MAX_LINE_BYTES:
+                        raise LineTooLongError()
                     if held:
                         yield memoryview(buf)[:held]
                     break
                 end = buf.rfind(b"\n", held, n) + 1
                 if end == 0:  # no line end in what was read: keep reading
+                    if n > _MAX_LINE_BYTES:
+                        raise LineTooLongError()
                     held = n
                     continue
                 yield memoryview(buf)[:end]
                 held = n - end
                 buf[:held] = buf[end:n]
+                if stream is not raw and len(buf) < _READ_BYTES:
+                    # a stream of unknown size: from a small buffer to a larger one
+                    grown = bytearray(min(2 * len(buf), _READ_BYTES))
+                    grown[:held] = buf[:held]
+                    buf = grown
         except (OSError, EOFError, zlib.error) as exc:
-            if stream is raw:
+            if not isinstance(stream, gzip.GzipFile):
                 raise
             raise TrecFormatError(name, None, f"not a valid gzip stream ({exc})") from None
         finally:
             if bar is not None:
                 bar.close()
+    finally:
+        close()
 
 
 def _read_into(stream, view):
