@@ -308,6 +308,15 @@ def _parse_block(arrow, name, block, fmt, need_rank, line0):
     """
     n_newlines, n_empty, irregular, special = scan_block(block)
     n_lines = n_newlines + (1 if len(block) and block[-1] != 10 else 0)
+    skip = 3 if line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf" else 0  # the file's BOM
+    if bytes(block[skip:skip + 3]) == b"\xef\xbb\xbf":
+        # a byte order mark that starts a block but not the file (or follows the file's):
+        # part of its line's first field, as anywhere but at the file's start (and as
+        # trec_eval reads it), while both parsers would skip it at the start of what they
+        # are given: an empty line first
+        q, d, value, rank, _n, lines, n_comments, n_extra = _parse_block(
+            arrow, name, b"\n" + bytes(block[skip:]), fmt, need_rank, line0 - 1)
+        return q, d, value, rank, n_lines, lines - 1, n_comments, n_extra
     buf, n_comments, n_extra = block, 0, 0
     bom = line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf"
     if arrow and not (special or bom or irregular or need_rank):
