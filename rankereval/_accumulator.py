@@ -348,7 +348,7 @@ class Accumulator:
             raise ValueError("cannot merge accumulators whose batches had no query_ids: their rows are keyed "
                              "by row number, so the bootstrap keys would repeat; give query_ids in update()")
         if self._check_ids and other._seen:
-            ids = np.concatenate(other._ids) if other._keep_scores and other._ids and other._ids[0] is not None else None
+            ids = other._joined_ids() if other._keep_scores else None
             hashes = other._seen_hashes()
             if ids is not None:
                 from rankereval.bootstrap import query_key_hashes
@@ -367,6 +367,15 @@ class Accumulator:
             self._ids += other._ids
         return self
 
+    def _joined_ids(self):
+        """The query ids of the per-query scores kept (``keep_scores``), in order, or None
+        when the rows have none (row numbers) or there is no row: batches (or merged states)
+        without rows hold no ids, whichever way they were merged."""
+        parts = [i for s, i in zip(self._scores, self._ids) if len(s)]
+        if not parts or self._id_kind in (None, "row") or any(i is None for i in parts):
+            return None
+        return np.concatenate([np.asarray(i) for i in parts])
+
     def state_dict(self):
         """The state as a dict of plain NumPy arrays (picklable; no rankings or scores
         unless ``keep_scores``): send it to another process and :meth:`merge` it there, or
@@ -384,8 +393,9 @@ class Accumulator:
         if self._keep_scores:
             m = len(self._columns)
             state["scores"] = np.concatenate(self._scores) if self._scores else np.empty((0, m))
-            if self._ids and self._ids[0] is not None:
-                state["query_ids"] = np.concatenate([np.asarray(i) for i in self._ids])
+            ids = self._joined_ids()
+            if ids is not None:
+                state["query_ids"] = ids
         return {k: (v.copy() if isinstance(v, np.ndarray) else np.asarray(v)) for k, v in state.items()}
 
     def load_state_dict(self, state):
@@ -395,13 +405,33 @@ class Accumulator:
         self._scores, self._ids = other._scores, other._ids
 
     def _from_state(self, state):
-        if not isinstance(state, dict) or "config" not in state:
-            raise TypeError("expected a dict from Accumulator.state_dict()")
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict from Accumulator.state_dict(), got {type(state).__name__}")
+        if "config" not in state:
+            raise ValueError("state: not a dict from Accumulator.state_dict() (it has no 'config' entry)")
         config = str(np.asarray(state["config"]))
         if config != self._config():
             raise ValueError("the state comes from an accumulator with other metrics or options "
                              f"(its: {config}; this one: {self._config()})")
+        needed = ["id_kind", "n", "n_undefined", "n_used", "min", "max", "sum.lo", "sum.limbs", "sum.inf"]
+        if self._conf_interval:
+            needed += ["sums.lo", "sums.limbs", "sums.inf", "weights"]
+        if self._keep_scores:
+            needed.append("scores")
+        missing = [k for k in needed if k not in state]
+        if missing:
+            raise ValueError(f"state: entries {missing} are missing (not a complete Accumulator.state_dict())")
+        try:
+            return self._state_parts(state)
+        except (TypeError, ValueError, OverflowError) as exc:
+            if str(exc).startswith("state"):
+                raise
+            raise ValueError(f"state: an entry of the wrong kind or shape ({exc})") from None
+
+    def _state_parts(self, state):
         m = len(self._columns)
+        if np.asarray(state["id_kind"]).ndim or str(np.asarray(state["id_kind"])) not in ("", "row", "int", "str"):
+            raise ValueError(f"state entry 'id_kind' must be '', 'row', 'int' or 'str', got {state['id_kind']!r}")
         other = object.__new__(Accumulator)
         other.__dict__.update(self.__dict__)
         part = {"n": np.int64(state["n"]), "n_undefined": np.array(state["n_undefined"], dtype=np.int64),
@@ -418,6 +448,14 @@ class Accumulator:
         for key in ("n_undefined", "n_used", "min", "max"):
             if part[key].shape != (m,):
                 raise ValueError(f"state_dict entry {key!r} has shape {part[key].shape}, expected ({m},)")
+        if self._keep_scores:
+            scores = np.array(state["scores"], dtype=np.float64)
+            if scores.ndim != 2 or scores.shape[1] != m or scores.shape[0] != part["n"]:
+                raise ValueError(f"state_dict entry 'scores' has shape {scores.shape}, expected "
+                                 f"({int(part['n'])}, {m})")
+            if "query_ids" in state and np.asarray(state["query_ids"]).shape != (scores.shape[0],):
+                raise ValueError(f"state_dict entry 'query_ids' has shape {np.asarray(state['query_ids']).shape}, "
+                                 f"expected ({scores.shape[0]},)")
         other._part = part
         other._id_kind = str(np.asarray(state["id_kind"])) or None
         seen = np.array(state.get("seen", np.empty(0, np.uint64)), dtype=np.uint64)
@@ -454,8 +492,7 @@ class Accumulator:
         if self._keep_scores:
             scores = (np.concatenate(self._scores) if self._scores else np.empty((0, len(self._columns))))
             scores.flags.writeable = False
-            if self._ids and self._ids[0] is not None:
-                query_ids = np.concatenate([np.asarray(i) for i in self._ids])
+            query_ids = self._joined_ids()
         return Evaluation(scores, self.names, [m for _, m in self._columns], query_ids, means,
                           intervals if self._conf_interval else None, n_used, n_undefined,
                           self._nan_handling, self._confidence if self._conf_interval else None,

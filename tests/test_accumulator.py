@@ -413,3 +413,90 @@ def test_torch_tensors_read_as_arrays():
     a.update(torch.from_numpy(scores), torch.from_numpy(labels), query_ids=torch.arange(60))
     b.update(scores, labels, query_ids=np.arange(60))
     assert_same_evaluation(a.compute(), b.compute())
+
+
+@pytest.mark.parametrize("conf", [False, True])
+@pytest.mark.parametrize("with_ids", [False, True])
+def test_merges_with_empty_accumulators_in_any_order_keep_scores(conf, with_ids):
+    """keep_scores: merging an empty accumulator (or its state) into a used one, or a used
+    one into an empty one, gives the used one's result: scores and query ids included."""
+    scores, labels = data(11, n=30)
+    ids = np.arange(100, 130) if with_ids else None
+
+    def make():
+        return Accumulator(METRICS, keep_scores=True, conf_interval=conf, n_bootstrap_samples=32, random_state=3,
+                           nan_handling="drop")
+
+    used = make()
+    expected = run(used, scores, labels, [0, 10, 30], ids)
+    assert (expected.query_ids is None) == (not with_ids)
+    variants = {
+        "used + empty": _copy(used).merge(make()),
+        "used + empty state": _copy(used).merge(make().state_dict()),
+        "empty + used": make().merge(_copy(used)),
+        "empty + used state": make().merge(used.state_dict()),
+        "empty state + used": _load(make, make().state_dict()).merge(_copy(used)),
+        "used state + empty state": _load(make, used.state_dict()).merge(make().state_dict()),
+        "empty + empty + used": make().merge(make()).merge(used.state_dict()),
+    }
+    for name, acc in variants.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            got = acc.compute()
+        assert_same_evaluation(got, expected, scores=False)
+        np.testing.assert_array_equal(got.scores, expected.scores, err_msg=name)
+        if with_ids:
+            np.testing.assert_array_equal(got.query_ids, expected.query_ids, err_msg=name)
+        else:
+            assert got.query_ids is None, name
+        state = acc.state_dict()
+        assert ("query_ids" in state) == with_ids, name
+    # two used halves, in either order: the same means; scores follow the merge order
+    first, second = make(), make()
+    run(first, scores[:12], labels[:12], [0, 12], None if ids is None else ids[:12])
+    run(second, scores[12:], labels[12:], [0, 18], None if ids is None else ids[12:])
+    if not (conf and not with_ids):  # rows keyed by row number cannot be merged with intervals
+        ab = _copy(first).merge(_copy(second).state_dict()).compute()
+        ba = _copy(second).merge(_copy(first)).compute()
+        assert_same_evaluation(ab, ba, scores=False)
+        if with_ids:
+            order = np.argsort(np.concatenate([ids[12:], ids[:12]]))
+            np.testing.assert_array_equal(ba.scores[order], ab.scores)
+
+
+def _load(make, state):
+    acc = make()
+    acc.load_state_dict(state)
+    return acc
+
+
+@pytest.mark.parametrize("keep_scores", [False, True])
+def test_load_state_dict_names_a_missing_or_wrong_entry(keep_scores):
+    acc = Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+                      keep_scores=keep_scores)
+    scores, labels = data(12, n=8)
+    run(acc, scores, labels, [0, 8], np.arange(8))
+    state = acc.state_dict()
+    for key in [k for k in state if k != "config"]:
+        broken = dict(state)
+        del broken[key]
+        if key in ("seen", "query_ids"):  # optional: the rows have no ids / are not checked
+            continue
+        with pytest.raises(ValueError, match=f"state: entries \\['{key}'\\] are missing"):
+            Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+                        keep_scores=keep_scores).load_state_dict(broken)
+    fresh = Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+                        keep_scores=keep_scores)
+    for key, value, match in [("n_used", np.zeros(3), "'n_used' has shape"), ("weights", np.zeros(2), "'weights'"),
+                              ("min", "x", "state"), ("id_kind", np.array(["float"]), "'id_kind'")]:
+        with pytest.raises(ValueError, match=match):
+            fresh.load_state_dict({**state, key: value})
+    if keep_scores:
+        with pytest.raises(ValueError, match="'scores' has shape"):
+            fresh.load_state_dict({**state, "scores": np.zeros((3, 2))})
+    with pytest.raises(TypeError, match="state: expected a dict"):
+        fresh.load_state_dict([state])
+    with pytest.raises(ValueError, match="no 'config' entry"):
+        fresh.load_state_dict({"n": 1})
+    fresh.load_state_dict(state)  # still usable after the refusals
+    assert fresh.n_rankings == 8
