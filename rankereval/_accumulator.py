@@ -227,7 +227,7 @@ class Accumulator:
             if invalid_items is not None:
                 raise TypeError("invalid_items applies to scores; these are Rankings already")
             return x
-        x = _host_array(x, "scores")
+        x = _host_array(x, "scores_or_rankings")
         if invalid_items is None and self._invalid is not None:
             if query_ids is None:
                 raise ValueError("the accumulator's invalid_items has one row per query id: give the "
@@ -240,7 +240,10 @@ class Accumulator:
                 raise ValueError(f"query_ids must be row numbers of invalid_items (0 .. "
                                  f"{self._invalid.shape[0] - 1}), got ids from {rows.min()} to {rows.max()}")
             invalid_items = self._invalid[rows]
-        return Rankings.from_scores(x, invalid_items=invalid_items, k=self.k)
+        try:
+            return Rankings.from_scores(x, invalid_items=invalid_items, k=self.k)
+        except (TypeError, ValueError) as exc:  # named by update()'s argument, not from_scores'
+            raise type(exc)(str(exc).replace("raw_scores", "scores_or_rankings")) from None
 
     @staticmethod
     def _labels(labels, n):

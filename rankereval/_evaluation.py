@@ -9,7 +9,7 @@ from rankereval import _render
 from rankereval._exact import exact_column_sums, poisson_exact
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
-from rankereval.data import BinaryLabels, Labels, NumericLabels
+from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
 from rankereval.metrics._adjusted import Adjusted, threshold_labels
 from rankereval.metrics._base import (
@@ -278,6 +278,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         query_ids = np.asarray(y_true.query_ids)
     elif isinstance(y_true, Labels):
         numeric = y_true if isinstance(y_true, NumericLabels) else None
+        if not isinstance(y_pred, Rankings):
+            raise TypeError(f"y_pred must be Rankings, got {type(y_pred).__name__}; build it with "
+                            "Rankings.from_scores(...) or Rankings.from_ranked_indices(...)")
     else:
         raise TypeError(f"y_true must be BinaryLabels, NumericLabels or a rankereval.io.TrecData, "
                         f"got {type(y_true).__name__}")

@@ -105,6 +105,9 @@ class _Groups:
         if q.dtype.kind == "f" and np.isnan(q).any():
             raise ValueError(f"qid[{int(np.argmax(np.isnan(q)))}] is NaN: every row needs a query id")
         if q.dtype.kind == "O":
+            for i, v in enumerate(q):  # a float NaN (or None) among objects: as in a float array
+                if v is None or (isinstance(v, (float, np.floating)) and v != v):
+                    raise ValueError(f"qid[{i}] is {'None' if v is None else 'NaN'}: every row needs a query id")
             kinds = {type(v) for v in q}
             if len(kinds) > 1:
                 names = sorted(k.__name__ for k in kinds)

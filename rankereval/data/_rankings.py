@@ -422,7 +422,12 @@ def _filter_structure(items, n_rows, name):
         # (a BinaryLabels object would copy it once more, at 1M entries 10+ ms per call)
         indptr, indices = items.indptr, items.indices
     else:
-        f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
+        try:
+            f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
+        except (TypeError, ValueError) as exc:  # its messages name its own argument, 'indices'
+            reason = str(exc)
+            reason = reason[len("indices: "):] if reason.startswith("indices: ") else reason
+            raise type(exc)(f"{name}: {reason}") from None
         indptr, indices = f.indptr, f.indices
     rows = indptr.shape[0] - 1
     if rows not in (1, n_rows):

@@ -234,17 +234,26 @@ def _diagnose(name, buf, fmt, need_rank, exc, line0=0):
             continue
         parts = line.split(b" ")
         try:
-            float(parts[vi])
+            _strict(parts[vi], float)
         except ValueError:
             raise TrecFormatError(name, lineno, f"{fmt.value_name} is not a number: "
                                   f"{parts[vi].decode('utf-8', 'replace')!r}") from None
         if ri is not None:
             try:
-                int(parts[ri])
+                _strict(parts[ri], int)
             except ValueError:
                 raise TrecFormatError(name, lineno, f"rank is not an integer: "
                                       f"{parts[ri].decode('utf-8', 'replace')!r}") from None
     raise TrecFormatError(name, None, f"cannot be parsed as a {fmt.kind} file ({exc})")
+
+
+def _strict(text, parse):
+    """``parse(text)`` (float or int) as the parsers read numbers: ASCII, without the
+    underscores between digits that Python takes ('1_0') and the C parsers refuse."""
+    raw = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
+    if b"_" in raw or not raw.isascii():
+        raise ValueError(f"not a number: {text!r}")
+    return parse(raw.decode("ascii") if parse is int else raw)
 
 
 def _skip_comments(buf):
@@ -409,12 +418,14 @@ def _parse_pandas(name, buf, fmt, need_rank, line0=0):
         raw = df[fmt.value].to_numpy()
         for i in np.flatnonzero(np.isnan(values)):
             try:
-                float(raw[i])
+                _strict(raw[i], float)
             except ValueError:
                 _diagnose(name, buf, fmt, need_rank, ValueError("non-numeric value"), line0)
     rank = None
     if need_rank:
         try:
+            if df["rank"].str.contains(r"[^\x00-\x7f]|_", regex=True).any():  # Python's int takes them
+                raise ValueError("not an ASCII integer")
             rank = df["rank"].astype(np.int64).to_numpy()
         except (ValueError, OverflowError) as exc:
             _diagnose(name, buf, fmt, need_rank, ValueError(f"conversion to int64 failed: {exc}"), line0)
@@ -427,10 +438,15 @@ def _empty_columns(need_rank):
 
 
 def _check_values(p):
+    """Relevance grades must be finite numbers; run scores numbers (not NaN, which has no
+    order: an infinite score is a score, ranked first or last, as trec_eval orders it)."""
     v = p.value
     bad = np.isnan(v)
     if p.fmt.kind == "qrels":
         bad |= np.isinf(v)
     if bad.any():
         i = int(np.argmax(bad))
-        raise p.error(i, f"{p.fmt.value_name} must be a finite number, got {v[i]}")
+        if p.fmt.kind == "qrels":
+            raise p.error(i, f"{p.fmt.value_name} must be a finite number, got {v[i]}")
+        raise p.error(i, f"{p.fmt.value_name} must be a number, got {v[i]} (NaN has no order; an infinite "
+                         "score is ranked first or last)")

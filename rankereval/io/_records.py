@@ -127,6 +127,10 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
 def _columns(records, arg, fields):
     """(queries, documents, values) of an iterable of records: namedtuples with the named
     fields (ir_datasets, ir_measures), or any tuples/sequences read by position."""
+    if records is None or isinstance(records, (str, bytes, dict)) or not hasattr(records, "__iter__"):
+        raise TypeError(f"{arg}: expected an iterable of records ({', '.join(fields)}) or tuples, got "
+                        f"{type(records).__name__}" + (" (from_dicts reads dicts of dicts)"
+                                                       if isinstance(records, dict) else ""))
     rows = records if isinstance(records, (list, tuple)) else list(records)
     if not rows:
         return [], [], []
