@@ -769,7 +769,7 @@ def test_bad_k(k):
 def test_bad_filters():
     with pytest.raises(ValueError, match="invalid_items has 3 rows"):
         Rankings.from_scores(np.ones((2, 3)), invalid_items=[[0], [1], [2]])
-    with pytest.raises(ValueError, match="indices: item ids must be non-negative"):
+    with pytest.raises(ValueError, match="valid_items: item ids must be non-negative"):
         Rankings.from_scores(np.ones((2, 3)), valid_items=[[0, -1], [1]])
 
 
