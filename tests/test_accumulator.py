@@ -308,7 +308,7 @@ class _DeviceArray:
 
 def test_gpu_arrays_are_refused_with_a_clear_message():
     acc = Accumulator(["p@3"])
-    with pytest.raises(TypeError, match=r"scores: the _DeviceArray is in CUDA memory; move it to the host"):
+    with pytest.raises(TypeError, match=r"scores_or_rankings: the _DeviceArray is in CUDA memory; move it to the host"):
         acc.update(_DeviceArray(), np.zeros((1, 3), dtype=bool))
     with pytest.raises(TypeError, match=r"labels: the _DeviceArray is in CUDA memory.*\.cpu\(\)"):
         acc.update(np.zeros((1, 3)), _DeviceArray())
