@@ -107,12 +107,31 @@ def test_gzip_bomb_of_one_line_repeated(qrels, tmp_path):
 
 @needs_limit
 def test_gzip_bomb_of_a_file_repeated(qrels, tmp_path):
-    # 2000 distinct lines (1000 queries x 2 documents) repeated: found after the first block
-    text = b"".join(b"q%d Q0 d%d %d 1.0 t\n" % (i // 2, i, i % 2 + 1) for i in range(2000))
+    # 200 distinct lines (100 queries x 2 documents) repeated to 4 GB: found in the first block
+    text = b"".join(b"q%d Q0 d%d %d 1.0 t\n" % (i // 2, i, i % 2 + 1) for i in range(200))
     path = str(tmp_path / "file.gz")
-    _bomb(path, text * 50, 1000)  # 4 GB; checked at 4M rows at the latest
+    _bomb(path, text * 500, 1000)
     rc, _out, err = _cli("evaluate", qrels, path)
-    assert "line 2001: duplicate document 'd0' for query 'q0' (first given on line 1)" in _one_line_error(rc, err)
+    assert "line 201: duplicate document 'd0' for query 'q0' (first given on line 1)" in _one_line_error(rc, err)
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_repeats_found_at_doubling_checkpoints(parser, monkeypatch, kind):
+    """Distinct queries and documents on every line (no count can tell), a repeated line, then
+    more lines and a malformed one: the repeat is reported from a checkpoint (rows doubled
+    since the last), before the reader reaches the malformed line."""
+    from rankereval.io import _parse
+
+    monkeypatch.setattr(_parse, "_DUPLICATE_CHECK_ROWS", 500)
+    monkeypatch.setattr(_source, "_READ_BYTES", 4096)
+    fmt = b"q%d 0 d%d 1\n" if kind == "qrels" else b"q%d Q0 d%d 1 1.0 t\n"
+    lines = [fmt % (i, i) for i in range(3000)] + [fmt % (7, 7)] + [fmt % (i, i) for i in range(3000, 20000)]
+    text = b"".join(lines) + b"malformed\n"
+    qrels_path, run_path = (_write(text), _write(RUN)) if kind == "qrels" else (_write(QRELS), _write(text))
+    with pytest.raises(TrecFormatError) as err:
+        read_trec(qrels_path, run_path)
+    assert err.value.line == 3001
+    assert "duplicate" in str(err.value) and "'q7'" in str(err.value) and "line 8" in str(err.value)
 
 
 @needs_limit
