@@ -221,18 +221,8 @@ def _open_stream(src):
     """(stream, raw, size, close) of a path or file object: ``stream`` has ``readinto`` and
     gives the content gunzipped; ``raw`` (a plain file opened here, for the progress bar's
     position) or None; ``size`` in bytes of a regular file, else 0; ``close`` a callable."""
-    if hasattr(src, "read"):
+    if hasattr(src, "read"):  # read through its read(n), whatever it is (standard input)
         raw, size, close = None, 0, (lambda: None)
-        fd = None
-        try:
-            fd = src.fileno()
-        except (AttributeError, OSError, ValueError):
-            pass
-        if fd is not None and hasattr(src, "readinto"):
-            try:
-                size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else 0
-            except OSError:
-                size = 0
         base = _Stream(src.read)
     else:
         if not isinstance(src, (str, bytes, os.PathLike)):
@@ -245,9 +235,6 @@ def _open_stream(src):
         except BaseException:
             raw.close()
             raise
-        if stat.S_ISDIR(st.st_mode):
-            raw.close()
-            raise IsADirectoryError(21, "Is a directory", os.fspath(src))
         size = st.st_size if stat.S_ISREG(st.st_mode) else 0
         # a pipe, FIFO, terminal or device (/dev/stdin, <(cat file)): read as a stream
         base = raw if stat.S_ISREG(st.st_mode) else _Stream(raw.read)
