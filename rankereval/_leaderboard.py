@@ -307,3 +307,6 @@ class Leaderboard:
         ax.set_title(f"{self.metric}: ranks, {(1 - self.alpha) * 100:g}% intervals; red: may be best",
                      fontsize="small")
         return fig
+
+
+Leaderboard.__module__ = "rankereval.compare"  # documented and pickled under the public name

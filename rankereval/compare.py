@@ -52,7 +52,9 @@ import numpy as np
 
 from rankereval._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
-__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues"]
+from rankereval._leaderboard import Leaderboard
+
+__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues", "Leaderboard"]
 
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
 # the long format of Comparison.to_pandas / to_json
