@@ -241,3 +241,15 @@ def test_tau_ap_properties():
     assert kendall_tau(x, [4.0, 5.0, 3.0, 2.0, 1.0]) == kendall_tau(x, [5.0, 4.0, 3.0, 1.0, 2.0])
     with pytest.raises(ValueError, match="y has tied scores"):
         tau_ap(x, [1.0, 1.0, 2.0, 3.0, 4.0])
+
+
+@given(pairs=hst.lists(hst.tuples(lists.filter(len), lists.filter(len)), min_size=1, max_size=5),
+       p=hst.floats(0.1, 0.95))
+def test_rbo_ext_equals_the_rbo_package(pairs, p):
+    # an independent implementation (PyPI 'rbo', not in the test extra: skipped without it)
+    rbo_package = pytest.importorskip("rbo")
+    a = [x for x, _ in pairs]
+    b = [y for _, y in pairs]
+    got = rbo(_rankings(a), _rankings(b), p=p).ext
+    for i, (x, y) in enumerate(pairs):
+        assert got[i] == pytest.approx(rbo_package.RankingSimilarity(x, y).rbo_ext(p=p), abs=1e-9)
