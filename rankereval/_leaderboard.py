@@ -123,15 +123,9 @@ def leaderboard(cmp, m, n_resamples, rng):
     n = per_seed.shape[0]
     geometric = bool(cmp.geometric is not None and cmp.geometric[m])
     if n == 0 or np.isnan(per_seed).any():
-        nan = np.full(len(runs), np.nan)
-        return Leaderboard(cmp.metrics[m], tuple(runs), higher, cmp.alpha, n_resamples, n,
-                           {"mean": np.asarray(cmp.means[m], dtype=float), "mean_low": nan,
-                            "mean_high": nan, "seed_sd": nan,
-                            "n_seeds": np.array([len(g) for g in groups]),
-                            "rank": np.zeros(len(runs), dtype=np.int64),
-                            "rank_low": np.zeros(len(runs), dtype=np.int64),
-                            "rank_high": np.zeros(len(runs), dtype=np.int64), "p_best": nan,
-                            "may_be_best": np.zeros(len(runs), dtype=bool)})
+        raise ValueError(f"metric {cmp.metrics[m]!r} has no query where every run's score is defined "
+                         "(no leaderboard; with nan_handling='propagate' a single undefined score "
+                         "makes the metric's results NaN)")
     boot = resampled_means(per_seed, groups, n_resamples, rng)
     means = np.array([seed_mean(per_seed[:, g].mean(axis=0), 0) if len(g) > 1
                       else per_seed[:, g[0]].mean() for g in groups])

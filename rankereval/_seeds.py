@@ -42,8 +42,11 @@ def expand(runs):
             raise ValueError(f"runs[{name!r}] is an empty list: give at least one run per system")
         cols = []
         for i, run in enumerate(members):
+            key = f"{name}[{i}]" if several else str(name)
+            if key in flat:
+                raise ValueError(f"runs: the run names {key!r} of two systems collide; rename a system")
             cols.append(len(flat))
-            flat[f"{name}[{i}]" if several else str(name)] = run
+            flat[key] = run
         groups.append(tuple(cols))
     return flat, tuple(groups)
 

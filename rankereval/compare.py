@@ -837,6 +837,14 @@ class Comparison:
         ``n_queries``, and with TREC inputs ``n_union``, ``n_common``,
         ``n_qrels_not_ranked``, ``missing`` (per run, ids), ``n_filled`` (per run),
         ``n_dropped``; ``n_undefined`` (per metric, queries with a NaN/infinite score).
+    seed_scores : ndarray or None
+        With several runs per system: every run's per-query scores, shape (n_queries,
+        n_metrics, total runs), prepared as ``scores`` (NaN handling, logs of geometric
+        metrics); None with one run per system.
+    seed_groups : tuple of tuple of int or None
+        Per system, the positions of its runs in ``seed_scores``.
+    geometric : tuple of bool or None
+        Per metric, whether it is averaged geometrically (its ``scores`` are then logs).
     """
 
     metrics: tuple

@@ -131,6 +131,14 @@ def test_leaderboard_through_compare():
     assert doc["systems"][0]["system"] == "strong"
 
 
+def test_leaderboard_of_a_metric_without_defined_queries():
+    y_true = BinaryLabels.from_positive_indices([[0], [1], []])
+    runs = {"a": Rankings.from_ranked_indices([[0, 1]] * 3), "b": Rankings.from_ranked_indices([[1, 0]] * 3)}
+    cmp = compare(y_true, runs, [AP(2)], nan_handling="propagate")
+    with pytest.raises(ValueError, match="no query where every run's score is defined"):
+        cmp.leaderboard()
+
+
 def test_leaderboard_lower_is_better_metric():
     from rankereval import FirstRelevantRank
 
@@ -233,6 +241,8 @@ def test_two_level_interval_accounts_for_seeds():
 
 def test_several_runs_argument_errors():
     y_true, run = _data()
+    with pytest.raises(ValueError, match="names 'A\\[0\\]' of two systems collide"):
+        compare(y_true, {"A": [run(0.5), run(0.4)], "A[0]": run(0.5)}, [AP(10)])
     with pytest.raises(ValueError, match=r"runs\['A'\] is an empty list"):
         compare(y_true, {"A": [], "B": run(0.5)}, [AP(10)])
     with pytest.raises(TypeError, match=r"runs\['A\[1\]'\] must be Rankings"):
