@@ -76,6 +76,11 @@ def add_compare_subparser(sub):
                    help="output format (default: table)")
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also save a forest plot of the differences (.png, .pdf or .svg; needs matplotlib)")
+    p.add_argument("--leaderboard", action="store_true",
+                   help="show a leaderboard per metric instead of the pairs: each run's rank with "
+                        "its confidence interval (at 1 - alpha), p_best, and the runs that cannot be "
+                        "separated from the best; runs given the same name by --names are runs of "
+                        "one system (e.g. seeds)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
     p.set_defaults(_compare_parser=p)
     return p
@@ -87,9 +92,7 @@ def _run_names(paths, names):
     if names is not None:
         if len(names) != len(paths):
             raise UsageError(f"--names gives {len(names)} names for {len(paths)} runs")
-        if len(set(names)) != len(names):
-            raise UsageError(f"--names must be distinct, got {names}")
-        return list(names)
+        return list(names)   # a repeated name: several runs of one system
     out = []
     for path in paths:
         base = os.path.basename(path)
@@ -158,6 +161,32 @@ def render(cmp, fmt):
     return summary + "\n\n" + _render.table(header, rows) + "\n" + cmp.caption() + "\n"
 
 
+def render_leaderboards(cmp, fmt, seed):
+    """The leaderboard of every metric of ``cmp`` in format ``fmt``."""
+    import json
+
+    from rankereval import _render
+    from rankereval._leaderboard import COLUMNS
+
+    boards = [cmp.leaderboard(m, random_state=seed) for m in cmp.metrics]
+    if fmt == "json":
+        return json.dumps({"leaderboards": [json.loads(b.to_json()) for b in boards]}, indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["metric", *COLUMNS])
+        for b in boards:
+            for row in b.rows():
+                w.writerow([b.metric, *(_render.csv_number(v) if isinstance(v, float) else v
+                                        for v in row.values())])
+        return buf.getvalue()
+    if fmt == "markdown":
+        return "\n".join(b.to_markdown() for b in boards)
+    if fmt == "latex":
+        return "\n".join(b.to_latex() for b in boards)
+    return "\n".join(repr(b) + "\n" + b.caption() + "\n" for b in boards)
+
+
 def _compare(args, out, err):
     from rankereval._cli_common import UsageError
     from rankereval.compare import compare
@@ -174,7 +203,11 @@ def _compare(args, out, err):
             for note in data.report.notes():
                 if "not in the run" not in note:        # reported below, after alignment
                     print(f"rankereval: note: {name}: {note}", file=err)
-        datas[name] = data
+        datas.setdefault(name, []).append(data)
+    if len(datas) < 2:
+        raise UsageError(f"--names gives every run the name {names[0]!r}: give at least two systems")
+    # a name given to several runs: the runs of one system (seeds, folds)
+    datas = {name: runs[0] if len(runs) == 1 else runs for name, runs in datas.items()}
     metrics = _metrics(args.metrics or DEFAULT_METRICS)
     cmp = compare(None, datas, metrics, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, n_resamples=args.n_resamples, alternative=args.alternative,
@@ -189,7 +222,10 @@ def _compare(args, out, err):
         if rep["n_qrels_not_ranked"]:
             print(f"rankereval: note: {rep['n_qrels_not_ranked']} judged queries are ranked by no "
                   "run and not compared (as trec_eval)", file=err)
-    out.write(render(cmp, args.format))
+    if args.leaderboard:
+        out.write(render_leaderboards(cmp, args.format, args.seed))
+    else:
+        out.write(render(cmp, args.format))
     if args.plot:
         import matplotlib
 

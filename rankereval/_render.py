@@ -70,3 +70,28 @@ def html_table(header, rows, caption=None, left=1):
     out += ["<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>" for r in rows]
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def latex_escape(text):
+    """``text`` with LaTeX's special characters escaped (for tables' cells and captions)."""
+    table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+             "^": r"\textasciicircum{}"}
+    return "".join(table.get(ch, ch) for ch in str(text))
+
+
+def markdown_escape(text):
+    """``text`` safe in a Markdown table cell."""
+    return str(text).replace("|", r"\|")
+
+
+def optional(module, extra, purpose):
+    """Import an optional dependency, or an ImportError that names the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        package = module.split(".")[0]
+        raise ImportError(f"{purpose} needs {package}: pip install 'rankereval[{extra}]' (or pip "
+                          f"install {package})") from exc

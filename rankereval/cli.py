@@ -111,7 +111,7 @@ def build_parser():
         epilog="Run 'rankereval example' to see it work on the bundled sample.",
     )
     parser.add_argument("--version", action="version", version=f"rankereval {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,example,metrics}")
+    sub = parser.add_subparsers(dest="command", metavar="{evaluate,compare,agreement,example,metrics}")
     sub.required = True
     ev = sub.add_parser("evaluate", help="evaluate a TREC run against TREC qrels",
                         description="Evaluate a TREC run (query Q0 docid rank score tag) against TREC "
@@ -127,7 +127,10 @@ def build_parser():
     ls = sub.add_parser("metrics", help="list metric names and aliases")
     from rankereval._cli_compare import add_compare_subparser
 
-    parser.subcommands = {"evaluate": ev, "compare": add_compare_subparser(sub), "example": ex, "metrics": ls}
+    from rankereval._cli_agreement import add_agreement_subparser
+
+    parser.subcommands = {"evaluate": ev, "compare": add_compare_subparser(sub), "example": ex, "metrics": ls,
+                          "agreement": add_agreement_subparser(sub)}
     return parser
 
 
@@ -412,6 +415,10 @@ def main(argv=None):
         from rankereval._cli_compare import run_compare
 
         return run_compare(args, out, err)
+    if args.command == "agreement":
+        from rankereval._cli_agreement import run_agreement
+
+        return run_agreement(args, out, err)
     return guarded(lambda: _dispatch(args, out, err), parser.subcommands.get(args.command, parser),
                    args.command, err)
 

@@ -42,7 +42,7 @@ the bootstrap (one 64-bit key per resample): memory O(n + B), every metric and p
 in one pass over the per-query differences per resample, and the same result for any number
 of threads.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import json
 import math
 import os
@@ -52,7 +52,9 @@ import numpy as np
 
 from rankereval._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
-__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues"]
+from rankereval._leaderboard import Leaderboard
+
+__all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues", "Leaderboard"]
 
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
 # the long format of Comparison.to_pandas / to_json
@@ -584,6 +586,9 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         TREC data rows are aligned by query id, never by position.
     runs : dict
         ``{name: Rankings}``, or ``{name: run file path or TrecData}``; at least two runs.
+        A value may be a list of such runs (several seeds or folds of one system): the
+        system's per-query scores are then the means over its runs, and
+        :meth:`Comparison.leaderboard` resamples its runs as well as the queries.
     metrics : Metric, str, list or dict
         Metric objects, metric names (resolved by ``rankereval.metrics.from_name``; each
         names its column as written, an object by its ``.name``, as in
@@ -652,8 +657,14 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     metric_names, metric_objs = _resolve_metrics(metrics)
     rng = bootstrap._rng(random_state)
 
-    scores, query_ids, report = _collect(y_true, {str(k): v for k, v in runs.items()}, metric_objs,
-                                         relevance_level, queries)
+    from rankereval import _seeds
+
+    flat, seed_groups = _seeds.expand({str(k): v for k, v in runs.items()})
+    scores, query_ids, report = _collect(y_true, flat, metric_objs, relevance_level, queries)
+    seed_scores = None
+    if seed_groups is not None:   # several runs per system: each system's mean over its runs
+        seed_scores = scores
+        scores = _seeds.mean_over_runs(scores, seed_groups)
     scores, valid, undefined, propagated, geometric, pairs, diffs = _prepare(
         scores, nan_handling, metric_objs, run_names, baseline)
     report["n_undefined"] = {name: int(undefined[:, m].sum()) for m, name in enumerate(metric_names)}
@@ -682,10 +693,22 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         means = np.where(counts[:, None] > 0,
                          np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
                          np.nan)                                            # (M, R)
-    return _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
-                   n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric,
-                   means, counts, mean_diff, sd, ci_low, ci_high, p, _outcomes(diffs, metric_objs, n_pairs),
-                   scores, valid, query_ids, report)
+    result = _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
+                     n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric,
+                     means, counts, mean_diff, sd, ci_low, ci_high, p, _outcomes(diffs, metric_objs, n_pairs),
+                     scores, valid, query_ids, report)
+    if seed_scores is not None:
+        # the runs' own scores as the tests' scores are prepared (NaN policy, logs)
+        from rankereval.metrics._base import _floored_log
+
+        seed_scores = np.where(np.isfinite(seed_scores), seed_scores, np.nan)
+        if nan_handling == "zerofill":
+            seed_scores = np.where(np.isnan(seed_scores), 0.0, seed_scores)
+        if geometric.any():
+            seed_scores[:, geometric, :] = _floored_log(seed_scores[:, geometric, :])
+        seed_scores.setflags(write=False)
+    return replace(result, seed_scores=seed_scores, seed_groups=seed_groups,
+                   geometric=tuple(bool(g) for g in geometric))
 
 
 def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
@@ -752,14 +775,15 @@ def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correct
 # ----------------------------------------------------------------------------------------
 
 def _latex_escape(text):
-    table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-             "^": r"\textasciicircum{}"}
-    return "".join(table.get(ch, ch) for ch in str(text))
+    from rankereval._render import latex_escape
+
+    return latex_escape(text)
 
 
 def _markdown_escape(text):
-    return str(text).replace("|", r"\|")
+    from rankereval._render import markdown_escape
+
+    return markdown_escape(text)
 
 
 def _json_value(x):
@@ -813,6 +837,14 @@ class Comparison:
         ``n_queries``, and with TREC inputs ``n_union``, ``n_common``,
         ``n_qrels_not_ranked``, ``missing`` (per run, ids), ``n_filled`` (per run),
         ``n_dropped``; ``n_undefined`` (per metric, queries with a NaN/infinite score).
+    seed_scores : ndarray or None
+        With several runs per system: every run's per-query scores, shape (n_queries,
+        n_metrics, total runs), prepared as ``scores`` (NaN handling, logs of geometric
+        metrics); None with one run per system.
+    seed_groups : tuple of tuple of int or None
+        Per system, the positions of its runs in ``seed_scores``.
+    geometric : tuple of bool or None
+        Per metric, whether it is averaged geometrically (its ``scores`` are then logs).
     """
 
     metrics: tuple
@@ -834,6 +866,12 @@ class Comparison:
     valid: np.ndarray = field(repr=False)
     query_ids: object = field(repr=False)
     report: dict = field(repr=False)
+    #: several runs per system: the runs' scores (n_queries, n_metrics, n_runs_total) and, per
+    #: system, the positions of its runs there (None: one run per system)
+    seed_scores: object = field(default=None, repr=False)
+    seed_groups: object = field(default=None, repr=False)
+    #: per metric, whether it is averaged geometrically (its scores here are logs)
+    geometric: object = field(default=None, repr=False)
 
     # -- rows ------------------------------------------------------------------------------
     @property
@@ -1068,6 +1106,41 @@ class Comparison:
                                    rows, caption=f"{len(rows)} comparisons ({self.correction} correction)", left=3)
         return f"<div>\n{means}\n{pairs}\n</div>"
 
+    # -- leaderboard -----------------------------------------------------------------------
+    def leaderboard(self, metric=None, *, n_resamples=None, random_state=None):
+        """The runs ordered by one metric, with confidence intervals of their ranks.
+
+        Parameters
+        ----------
+        metric : str, optional
+            The metric (default: the first).
+        n_resamples : int, optional
+            Bootstrap resamples (default: ``min(n_resamples of the comparison, 1000)``).
+        random_state : None, int or numpy.random.Generator, default=None
+            Seed of the resampling.
+
+        Returns
+        -------
+        Leaderboard
+            One row per run (system), best first: ``mean``, the interval of the mean,
+            ``rank``, ``rank_low``/``rank_high`` (the confidence interval of the rank at the
+            comparison's confidence ``1 - alpha``, from the paired bootstrap of the queries,
+            simultaneous over the run's differences to the others), ``p_best`` (share of
+            resamples in which it has the best mean), ``may_be_best`` (no run is surely
+            better), and with several runs per system ``n_seeds`` and ``seed_sd``. Renders as
+            text, HTML, Markdown, LaTeX, pandas (``to_pandas``) and a plot (``plot``). The
+            method is in the guide "Leaderboards and agreement".
+        """
+        import rankereval.bootstrap as bootstrap
+        from rankereval._leaderboard import leaderboard
+
+        if self.scores is None:
+            raise ValueError("this Comparison holds no per-query scores: a leaderboard needs them")
+        m = 0 if metric is None else self._metric_index(metric)
+        n_resamples = _check_resamples(min(self.n_resamples, CI_RESAMPLES) if n_resamples is None
+                                       else n_resamples)
+        return leaderboard(self, m, n_resamples, bootstrap._rng(random_state))
+
     # -- plots -----------------------------------------------------------------------------
     def plot(self, kind="forest", *, metric=None, run=None, baseline=None, ax=None):
         """Draw the comparison with matplotlib; returns the Figure (never calls ``show``).
@@ -1177,14 +1250,9 @@ class Comparison:
 
 def _optional(module, extra, purpose):
     """Import an optional dependency, or an ImportError that names the extra to install."""
-    import importlib
+    from rankereval._render import optional
 
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        package = module.split(".")[0]
-        raise ImportError(f"{purpose} needs {package}: pip install 'rankereval[{extra}]' (or pip "
-                          f"install {package})") from exc
+    return optional(module, extra, purpose)
 
 
 def _pandas():

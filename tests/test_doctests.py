@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bootstrap", "rankereval.io", "rankereval.cli",
-           "rankereval.compare", "rankereval.dask"]
+           "rankereval.compare", "rankereval.dask", "rankereval.agreement"]
 
 
 class _Finder(doctest.DocTestFinder):

@@ -1,0 +1,113 @@
+#!/usr/bin/env python
+"""Speed of ``rankereval.agreement.rbo`` and ``jaccard`` next to NDCG@10 and the ``rbo`` package.
+
+    python benchmarks/bench_agreement.py                 # workload (a) at full size
+    python benchmarks/bench_agreement.py --size tiny
+
+Workload (a) (``workloads.py``, fixed seed): recommendation, 200,000 users x top-100. Its two
+runs are the workload's rankings and a locally shuffled copy (``bench_compare.make_runs``), so
+the two lists of a user share their items in another order (the heaviest case for RBO: every
+item of one list is found in the other).
+
+Measured, side by side in one process, from ``Rankings`` and ``BinaryLabels`` built once:
+
+* ``NDCG@10``: ``NDCG(10).score(labels, run)`` on one run (the issue's yardstick);
+* ``rbo``: ``rbo(run_a, run_b, p=0.9)`` on all 100 items of both lists (RBO_ext, RBO_min and
+  RBO_res, one pass per user): 20 times the items NDCG@10 reads; and ``k=10``, the same
+  prefixes as NDCG@10;
+* ``jaccard@10``: ``jaccard(run_a, run_b, 10)``;
+* the ``rbo`` package (PyPI ``rbo``, pure Python), if installed: ``RankingSimilarity(a,
+  b).rbo_ext(p=0.9)`` per user on ``--peer-rows`` users, extrapolated linearly to all; its
+  values are checked against rankereval's.
+
+Times are medians of ``--repeats`` wall-clock runs after a warm-up; the JSON
+(``benchmarks/results/agreement-<size>.json``) keeps every time and the ratios.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+ROOT = os.path.dirname(HERE)
+# a checkout with an in-place build is benchmarked as it is (as benchmarks/run.py does)
+if glob.glob(os.path.join(ROOT, "rankereval", "_agreement*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "_agreement*.pyd")):
+    sys.path.insert(0, ROOT)
+
+import workloads as W  # noqa: E402
+from bench_compare import make_runs  # noqa: E402
+
+RESULTS_DIR = os.path.join(HERE, "results")
+
+
+def timed(func, repeats):
+    func()                                   # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=sorted(W.SIZES), default="full")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--peer-rows", type=int, default=2_000)
+    parser.add_argument("--results-dir", default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+
+    from rankereval import NDCG, BinaryLabels, Rankings
+    from rankereval.agreement import jaccard, rbo
+
+    w = W.make("recsys", args.size)
+    run_a, run_b = make_runs(w, n_runs=2)
+    labels = BinaryLabels.from_positive_indices(w.labels)
+    ra, rb = Rankings.from_ranked_indices(run_a), Rankings.from_ranked_indices(run_b)
+    ndcg = NDCG(10)
+    out = {"size": args.size, "workload": w.description, "n_rows": w.n_rows, "repeats": args.repeats}
+    t_ndcg, times = timed(lambda: ndcg.score(labels, ra), args.repeats)
+    out["ndcg@10"] = {"median_s": t_ndcg, "times": times}
+    t_rbo, times = timed(lambda: rbo(ra, rb, p=0.9), args.repeats)
+    out["rbo"] = {"median_s": t_rbo, "times": times, "ratio_to_ndcg@10": t_rbo / t_ndcg}
+    t_rbo10, times = timed(lambda: rbo(ra, rb, p=0.9, k=10), args.repeats)
+    out["rbo@10"] = {"median_s": t_rbo10, "times": times, "ratio_to_ndcg@10": t_rbo10 / t_ndcg}
+    t_jac, times = timed(lambda: jaccard(ra, rb, 10), args.repeats)
+    out["jaccard@10"] = {"median_s": t_jac, "times": times, "ratio_to_ndcg@10": t_jac / t_ndcg}
+    print(f"{w.description}")
+    print(f"  NDCG@10 (one run)   {t_ndcg:8.4f} s")
+    print(f"  rbo p=0.9 (2 runs)  {t_rbo:8.4f} s   {t_rbo / t_ndcg:5.2f}x NDCG@10")
+    print(f"  rbo p=0.9, k=10     {t_rbo10:8.4f} s   {t_rbo10 / t_ndcg:5.2f}x NDCG@10")
+    print(f"  jaccard@10          {t_jac:8.4f} s   {t_jac / t_ndcg:5.2f}x NDCG@10")
+    try:
+        from rbo import RankingSimilarity
+    except ImportError:
+        out["rbo_package"] = None
+    else:
+        rows = min(args.peer_rows, w.n_rows)
+        a_list, b_list = run_a[:rows].tolist(), run_b[:rows].tolist()
+        t0 = time.perf_counter()
+        theirs = [RankingSimilarity(x, y).rbo_ext(p=0.9) for x, y in zip(a_list, b_list)]
+        t_peer = (time.perf_counter() - t0) * w.n_rows / rows
+        ours = rbo(ra[:rows], rb[:rows], p=0.9).ext
+        max_diff = float(np.max(np.abs(np.asarray(theirs) - ours)))
+        out["rbo_package"] = {"rows_timed": rows, "extrapolated_s": t_peer, "max_abs_diff": max_diff,
+                              "speedup": t_peer / t_rbo}
+        print(f"  rbo package (ext)   {t_peer:8.1f} s   (extrapolated from {rows:,} users; "
+              f"rankereval {t_peer / t_rbo:,.0f}x faster; max |diff| {max_diff:.1e})")
+    os.makedirs(args.results_dir, exist_ok=True)
+    with open(os.path.join(args.results_dir, f"agreement-{args.size}.json"), "w") as fh:
+        json.dump(out, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
