@@ -37,6 +37,13 @@ import numpy as np
 
 cdef extern from "_lookup.h":
     Py_ssize_t re_search[L, V](const L* a, Py_ssize_t n, V v) noexcept nogil
+    Py_ssize_t re_scan_hits[R, L](const R* row, Py_ssize_t kk, const L* lab, Py_ssize_t n,
+                                  uint64_t n_ids, int32_t* hit_rank, bint first_only) noexcept nogil
+    Py_ssize_t re_search_hits[R, L](const R* row, Py_ssize_t kk, const L* lab, Py_ssize_t n,
+                                    int32_t* hit_rank, int32_t* hit_pos, bint first_only) noexcept nogil
+
+cdef enum:
+    SCAN_MAX = 32  # label rows up to this long are scanned (SIMD compares), longer ones searched
 
 cdef extern from *:
     """
@@ -93,10 +100,12 @@ cdef inline double _gain(double v, int power) noexcept nogil:
 
 
 cdef double _expected_row(int metric, Py_ssize_t k, bint truncated, Py_ssize_t n_rel, Py_ssize_t length,
-                          const int8_t* tie, const int8_t* rel, const double* gain,
-                          const float64_t* disc) noexcept nogil:
-    """The expected value of one ranking (``rel``/``gain`` per position, ``tie[j]``: position
-    j ties position j + 1)."""
+                          const int8_t* tie, const int32_t* hit_rank, const double* hit_gain,
+                          Py_ssize_t n_hits, const float64_t* disc) noexcept nogil:
+    """The expected value of one ranking (``tie[j]``: position j ties position j + 1) from
+    its hits (the ranks of its relevant items, increasing, with their gains; at least up to
+    the end of the group that crosses the cutoff)."""
+    cdef Py_ssize_t h = 0
     cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     cdef Py_ssize_t cut = kk
     cdef Py_ssize_t a = 0, b, n, r, m, c = 0, j, t
@@ -112,17 +121,17 @@ cdef double _expected_row(int metric, Py_ssize_t k, bint truncated, Py_ssize_t n
         return NAN
     if metric == RPREC:
         cut = n_rel if n_rel < length else length
-    while a < length:
+    while a < length and a < cut:  # (groups past the cutoff change nothing)
         b = a + 1
         while b < length and tie[b - 1]:
             b += 1
         n = b - a
         r = 0
         g = 0.0
-        for j in range(a, b):
-            if rel[j]:
-                r += 1
-                g += gain[j]
+        while h < n_hits and hit_rank[h] < b:
+            g += hit_gain[h]
+            r += 1
+            h += 1
         m = (cut if cut < b else b) - a
         if m < 0:
             m = 0
@@ -205,12 +214,15 @@ cdef double _expected_row(int metric, Py_ssize_t k, bint truncated, Py_ssize_t n
 
 def expected(int metric, Py_ssize_t k, bint truncated, int power,
              const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind, const float64_t[::1] l_val,
-             bint binary, const rank_t[:, ::1] ranks, const int64_t[::1] lengths, const int8_t[:, ::1] ties,
-             const float64_t[::1] disc, const float64_t[::1] norm, float64_t[::1] out, int n_threads):
+             bint binary, Py_ssize_t n_items, const rank_t[:, ::1] ranks, const int64_t[::1] lengths,
+             const int8_t[:, ::1] ties, const float64_t[::1] disc, const float64_t[::1] norm,
+             float64_t[::1] out, int n_threads):
     """The expected value of reduction ``metric`` (a value of TIE_IDS) of every ranking over
     the orders of its tied groups, into ``out``. ``k < 0``: the whole ranking. ``disc``: DCG's
     discounts (at least one per rank) or empty; ``norm``: one ideal DCG per label row
-    (NDCG), or empty. One label row serves every ranking when ``l_indptr`` has two entries."""
+    (NDCG), or empty. One label row serves every ranking when ``l_indptr`` has two entries.
+    ``n_items``: label ids are below it. Each ranking's items are looked up in its label row
+    once, up to the end of the group that crosses the cutoff, as the metric kernel does."""
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
     if metric not in TIE_IDS.values():
         raise ValueError(f"unknown reduction id {metric}")
@@ -224,16 +236,20 @@ def expected(int metric, Py_ssize_t k, bint truncated, int power,
     cdef bint graded = not binary and l_val.shape[0] > 0
     cdef bint divide = norm.shape[0] > 0
     cdef Py_ssize_t nnz = l_ind.shape[0]
-    cdef Py_ssize_t i, j, lrow, ls, n_rel, length, pos
-    cdef int8_t* rel = NULL
-    cdef double* gain = NULL
+    cdef Py_ssize_t i, j, lrow, ls, n_rel, length, end, n_hits
     cdef double v
     cdef const float64_t* dp = &disc[0] if disc.shape[0] else NULL
+    cdef int32_t* hit_rank = NULL
+    cdef int32_t* hit_pos = NULL
+    cdef double* hit_gain = NULL
+    cdef const rank_t* row
+    cdef const label_idx_t* lab
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)
     with nogil, parallel(num_threads=n_threads):
-        rel = <int8_t*> malloc((width + 1) * sizeof(int8_t))
-        gain = <double*> malloc((width + 1) * sizeof(double))
-        if rel == NULL or gain == NULL:
+        hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+        hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
+        hit_gain = <double*> malloc((width + 1) * sizeof(double))
+        if hit_rank == NULL or hit_pos == NULL or hit_gain == NULL:
             failed[0] = 1
         else:
             for i in prange(n, schedule='static'):
@@ -244,33 +260,47 @@ def expected(int metric, Py_ssize_t k, bint truncated, int power,
                 if ls < 0 or n_rel < 0 or ls + n_rel > nnz or length < 0 or length > width:
                     out[i] = NAN  # storage edited behind the frozen arrays' back
                     continue
-                for j in range(length):
-                    pos = re_search(&l_ind[ls] if n_rel > 0 else NULL, n_rel, ranks[i, j])
-                    rel[j] = pos >= 0
-                    if pos < 0:
-                        gain[j] = 0.0
-                    elif graded:
-                        gain[j] = _gain(l_val[ls + pos], power)
+                n_hits = 0
+                if n_rel > 0 and length > 0:
+                    # the hits up to the end of the group that crosses the cutoff (R-precision:
+                    # the cutoff is R; the whole ranking without a cutoff)
+                    end = length if k < 0 or k > length else k
+                    if metric == RPREC:
+                        end = n_rel if n_rel < length else length
+                    if end > 0:
+                        while end < length and ties[i, end - 1]:
+                            end = end + 1
+                    row = &ranks[i, 0]
+                    lab = &l_ind[ls]
+                    if n_rel <= SCAN_MAX:
+                        n_hits = re_scan_hits(row, end, lab, n_rel, <uint64_t> n_items, hit_rank, False)
+                        if graded:
+                            for j in range(n_hits):
+                                hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
                     else:
-                        gain[j] = 1.0
+                        n_hits = re_search_hits(row, end, lab, n_rel, hit_rank, hit_pos, False)
+                    for j in range(n_hits):
+                        hit_gain[j] = _gain(l_val[ls + hit_pos[j]], power) if graded else 1.0
                 v = _expected_row(metric, k, truncated, n_rel, length, &ties[i, 0] if width > 0 else NULL,
-                                  rel, gain, dp)
+                                  hit_rank, hit_gain, n_hits, dp)
                 if divide and metric == DCG and v == v:
                     v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
                 out[i] = v
-        free(rel)
-        free(gain)
+        free(hit_rank)
+        free(hit_pos)
+        free(hit_gain)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space of the tie kernel")
 
 
-cdef void _reorder_row(const rank_t* row, const int8_t* tie, int64_t* out, Py_ssize_t length,
+cdef void _reorder_row(const rank_t* row, const int8_t* tie, int64_t* out, Py_ssize_t length, Py_ssize_t upto,
                        const label_idx_t* lab, Py_ssize_t n_rel, const float64_t* vals, bint best,
                        double* key, double* tmp_key, int64_t* ids, int64_t* tmp_ids,
                        Py_ssize_t* perm) noexcept nogil:
-    """``reorder`` of one ranking (``vals``: the label values, NULL for binary labels)."""
+    """``reorder`` of one ranking (``vals``: the label values, NULL for binary labels), of
+    the groups that start before ``upto``."""
     cdef Py_ssize_t a = 0, b, j, pos
-    while a < length:
+    while a < length and a < upto:
         b = a + 1
         while b < length and tie[b - 1]:
             b += 1
@@ -292,10 +322,11 @@ cdef void _reorder_row(const rank_t* row, const int8_t* tie, int64_t* out, Py_ss
 
 def reorder(const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind, const float64_t[::1] l_val,
             bint binary, const rank_t[:, ::1] ranks, const int64_t[::1] lengths, const int8_t[:, ::1] ties,
-            bint best, int64_t[:, ::1] out, int n_threads):
+            bint best, Py_ssize_t k, int64_t[:, ::1] out, int n_threads):
     """Each ranking with every tied group in its best order (``best``: relevant items first,
     by decreasing label value, else by item order) or its worst (the reverse: non-relevant
-    first, then increasing label value), into ``out`` (shape of ``ranks``; pads copied)."""
+    first, then increasing label value), into ``out`` (shape of ``ranks``; pads copied). Only
+    the groups that start within the cutoff ``k`` are reordered (``k < 0``: every group)."""
     cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1]
     if ties.shape[0] != n or ties.shape[1] != width or out.shape[0] != n or out.shape[1] != width \
             or lengths.shape[0] != n:
@@ -330,7 +361,8 @@ def reorder(const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind, const
                 length = lengths[i]
                 if ls < 0 or n_rel < 0 or ls + n_rel > nnz or length < 0 or length > width:
                     continue
-                _reorder_row(&ranks[i, 0], &ties[i, 0], &out[i, 0], length, &l_ind[ls] if n_rel > 0 else NULL,
+                _reorder_row(&ranks[i, 0], &ties[i, 0], &out[i, 0], length,
+                             length if k < 0 or k > length else k, &l_ind[ls] if n_rel > 0 else NULL,
                              n_rel, &l_val[ls] if graded and n_rel > 0 else NULL, best, key, tmp_key, ids,
                              tmp_ids, perm)
         free(key)

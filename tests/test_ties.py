@@ -165,3 +165,65 @@ def test_a_constant_scorer_gets_the_value_of_a_random_order():
         [rng.permutation(n_items)[:10] for _ in range(3)])) for _ in range(4000)]
     np.testing.assert_allclose(expected, np.mean(draws, axis=0), atol=0.02)
     assert (expected < 0.5).all()
+
+
+def _tied_example():
+    y_true = BinaryLabels.from_positive_indices([[0, 1], [2], [5]])
+    y_pred = Rankings.from_scores(np.array([[1, 1, 1, 0, 0, 0], [2, 2, 1, 1, 0, 0], [3, 2, 1, 0, 0, 0.]]),
+                                  ties="keep")
+    return y_true, y_pred
+
+
+def test_evaluate_and_mean_take_ties_and_report_the_range():
+    import warnings
+
+    from rankereval import evaluate
+    from rankereval.exceptions import TiedScoresWarning
+
+    y_true, y_pred = _tied_example()
+    names = ["ndcg@3", "p@2", "mrr@10", "err@3"]
+    with pytest.warns(TiedScoresWarning, match="ndcg@3.*\n.*p@2.*\n.*mrr@10"):
+        plain = evaluate(y_true, y_pred, names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TiedScoresWarning)
+        ev = evaluate(y_true, y_pred, names[:3], ties="expected")
+    from rankereval.metrics import from_name
+    for name in names[:3]:
+        m = from_name(name)
+        np.testing.assert_array_equal(ev[name], m.score(y_true, y_pred, ties="expected"))
+        assert ev.mean(name) == m.mean(y_true, y_pred, ties="expected")
+        lo, hi = ev.tie_report.ranges[name]
+        assert lo == m.mean(y_true, y_pred, ties="pessimistic") and hi == m.mean(y_true, y_pred, ties="optimistic")
+        assert lo <= ev.mean(name) <= hi
+        assert plain.mean(name) == m.mean(y_true, y_pred)  # ties=None: the recorded order
+    report = plain.tie_report
+    assert report.mode is None and report.positions == 18 and report.tied_positions == 15
+    assert report.tied_rankings == {"ndcg@3": 2, "p@2": 2, "mrr@10": 3, "err@3": 2}
+    assert report.ranges["err@3"] == (None, None) and "cascade" in report.refused["err@3"]
+    text = repr(ev)
+    assert "15 of 18 ranked positions tied, scored with ties='expected'" in text
+    assert "[pessimistic, optimistic]" in text and "[0.1667, 0.3333]" in text and "refused" in repr(plain)
+    assert "[0.1667, 0.3333]" in ev._repr_html_()
+    assert ev.to_dict()["metrics"]["p@2"]["ties"] == {"tied_rankings": 2, "pessimistic": pytest.approx(1 / 6),
+                                                      "optimistic": pytest.approx(1 / 3)}
+    pytest.importorskip("pandas")
+    summary = ev.summary()
+    assert list(summary.columns[-3:]) == ["tied_rankings", "pessimistic", "optimistic"]
+    assert summary.loc["p@2", "optimistic"] == pytest.approx(1 / 3)
+    # an evaluation of rankings without recorded ties has no report
+    assert evaluate(y_true, Rankings.from_ranked_indices(y_pred.to_list()), ["p@2"]).tie_report is None
+    with pytest.raises(ValueError, match="err@3: its cascade"):
+        evaluate(y_true, y_pred, ["err@3"], ties="expected")
+
+
+def test_adjusted_metrics_follow_their_metric():
+    from rankereval.metrics import from_name
+
+    grades = NumericLabels.from_matrix([[2, 1, 0, 2, 0, 1]])
+    y_pred = Rankings.from_scores([[1, 1, 1, 1, 0, 0]], ties="keep")
+    got = from_name("p@2[rel=2]").score(grades, y_pred, ties="expected")
+    want = from_name("p@2").score(BinaryLabels.from_matrix([[1, 0, 0, 1, 0, 0]]), y_pred, ties="expected")
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(got, [0.5])  # 2 of the 4 tied items are relevant
+    with pytest.raises(ValueError, match="splits the tied groups"):
+        from_name("p@2[judged_only]").score(grades.with_judged([[0, 1, 3, 5]]), y_pred, ties="expected")
