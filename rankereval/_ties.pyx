@@ -36,6 +36,7 @@ from rankereval._typedefs cimport float64_t, int8_t, int32_t, int64_t, label_idx
 import numpy as np
 
 cdef extern from "_lookup.h":
+    void re_prefetch(const void* p, Py_ssize_t bytes) noexcept nogil
     Py_ssize_t re_search[L, V](const L* a, Py_ssize_t n, V v) noexcept nogil
     Py_ssize_t re_scan_hits[R, L](const R* row, Py_ssize_t kk, const L* lab, Py_ssize_t n,
                                   uint64_t n_ids, int32_t* hit_rank, bint first_only) noexcept nogil
@@ -44,6 +45,7 @@ cdef extern from "_lookup.h":
 
 cdef enum:
     SCAN_MAX = 32  # label rows up to this long are scanned (SIMD compares), longer ones searched
+    PREFETCH_AHEAD = 8  # rows: the first items and tie flags of row i + 8 are requested at row i
 
 cdef extern from *:
     """
@@ -121,8 +123,15 @@ cdef double _expected_row(int metric, Py_ssize_t k, bint truncated, Py_ssize_t n
         return NAN
     if metric == RPREC:
         cut = n_rel if n_rel < length else length
-    while a < length and a < cut:  # (groups past the cutoff change nothing)
-        b = a + 1
+    # only the groups that hold a relevant item change a value: go from hit to hit, each
+    # time to the group around it (groups past the cutoff change nothing)
+    while h < n_hits:
+        a = hit_rank[h]
+        while a > 0 and tie[a - 1]:
+            a -= 1
+        if a >= cut:
+            break
+        b = hit_rank[h] + 1
         while b < length and tie[b - 1]:
             b += 1
         n = b - a
@@ -178,7 +187,6 @@ cdef double _expected_row(int metric, Py_ssize_t k, bint truncated, Py_ssize_t n
             hits += r
             s += r * (a + b + 1) / 2.0
         c += r
-        a = b
     if metric == PRECISION:
         if truncated:
             return NAN if kk == 0 else hits / kk
@@ -245,6 +253,8 @@ def expected(int metric, Py_ssize_t k, bint truncated, int power,
     cdef const rank_t* row
     cdef const label_idx_t* lab
     cdef int8_t[::1] failed = np.zeros(1, dtype=np.int8)
+    # the positions a row reads: up to the cutoff (and the group crossing it), at most 128
+    cdef Py_ssize_t look = 128 if k < 0 or k > 120 else k + 8
     with nogil, parallel(num_threads=n_threads):
         hit_rank = <int32_t*> malloc((width + 1) * sizeof(int32_t))
         hit_pos = <int32_t*> malloc((width + 1) * sizeof(int32_t))
@@ -261,6 +271,9 @@ def expected(int metric, Py_ssize_t k, bint truncated, int power,
                     out[i] = NAN  # storage edited behind the frozen arrays' back
                     continue
                 n_hits = 0
+                if i + PREFETCH_AHEAD < n and width > 0:  # as the metric kernel does
+                    re_prefetch(&ranks[i + PREFETCH_AHEAD, 0], min(width, look) * sizeof(rank_t))
+                    re_prefetch(&ties[i + PREFETCH_AHEAD, 0], min(width, look))
                 if n_rel > 0 and length > 0:
                     # the hits up to the end of the group that crosses the cutoff (R-precision:
                     # the cutoff is R; the whole ranking without a cutoff)
