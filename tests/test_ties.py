@@ -227,3 +227,37 @@ def test_adjusted_metrics_follow_their_metric():
     np.testing.assert_allclose(got, [0.5])  # 2 of the 4 tied items are relevant
     with pytest.raises(ValueError, match="splits the tied groups"):
         from_name("p@2[judged_only]").score(grades.with_judged([[0, 1, 3, 5]]), y_pred, ties="expected")
+
+
+def test_readers_and_the_command_line_keep_ties(tmp_path):
+    pytest.importorskip("pandas")
+    from rankereval.cli import main
+    from rankereval.io import from_dicts, from_records, read_trec
+
+    qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d3": 1}}
+    run = {"q1": {"d2": 0.9, "d1": 0.9, "d3": 0.4, "d4": 0.4}, "q2": {"d3": 0.7, "d4": 0.7, "d5": 0.1}}
+    data = from_dicts(qrels, run, ties="keep")
+    assert data.rankings.to_list() == from_dicts(qrels, run).rankings.to_list()  # tie_break's order
+    assert data.rankings.ties.tolist() == [[True, False, True, False], [True, False, False, False]]
+    assert from_dicts(qrels, run).rankings.ties is None
+    np.testing.assert_allclose(data.score(NDCG(1), ties="expected"), [0.5, 0.5])  # one of two tied docs
+    records = ([(q, d, v) for q, docs in qrels.items() for d, v in docs.items()],
+               [(q, d, v) for q, docs in run.items() for d, v in docs.items()])
+    assert from_records(*records, ties="keep").rankings == data.rankings
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {v}\n" for q, docs in qrels.items() for d, v in docs.items()))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 0 {v} r\n" for q, docs in run.items() for d, v in docs.items()))
+    assert read_trec(tmp_path / "qrels", tmp_path / "run", ties="keep").rankings == data.rankings
+    short = read_trec(tmp_path / "qrels", tmp_path / "run", ties="keep", depth=1).rankings
+    assert short.lengths.tolist() == [1, 1] and not short.ties.any()  # a group crossing the depth is cut
+    with pytest.raises(ValueError, match="ties must be 'break'"):
+        from_dicts(qrels, run, ties="expected")
+
+    import io
+    out, err = io.StringIO(), io.StringIO()
+    from contextlib import redirect_stderr, redirect_stdout
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["evaluate", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "ndcg@1", "-f", "json",
+                     "--ties", "expected"])
+    assert code == 0, err.getvalue()
+    assert "6 of 7 ranked documents share their score" in err.getvalue()
+    assert '"mean": 0.5' in out.getvalue()
