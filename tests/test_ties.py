@@ -261,3 +261,33 @@ def test_readers_and_the_command_line_keep_ties(tmp_path):
     assert code == 0, err.getvalue()
     assert "6 of 7 ranked documents share their score" in err.getvalue()
     assert '"mean": 0.5' in out.getvalue()
+
+
+def test_compare_and_the_accumulator_score_over_tied_orders():
+    from rankereval import Accumulator, compare, evaluate
+    from rankereval.exceptions import TiedScoresWarning
+
+    rng = np.random.default_rng(5)
+    scores_a = rng.integers(0, 3, size=(30, 8)).astype(np.float64)
+    scores_b = rng.integers(0, 2, size=(30, 8)).astype(np.float64)
+    grades = rng.integers(0, 3, size=(30, 8))
+    grades[:, 0] = 2
+    y_true = BinaryLabels.from_matrix(grades >= 2)
+    runs = {"a": Rankings.from_scores(scores_a, ties="keep"), "b": Rankings.from_scores(scores_b, ties="keep")}
+    cmp = compare(y_true, runs, ["ndcg@3", "mrr@5"], ties="expected", random_state=0)
+    for r, run in enumerate(runs.values()):
+        # the test reads the expected per-query values, not those of the recorded order
+        want = evaluate(y_true, run, ["ndcg@3", "mrr@5"], ties="expected").scores
+        np.testing.assert_array_equal(cmp.scores[:, :, r], want)
+        with pytest.warns(TiedScoresWarning):
+            assert not np.array_equal(cmp.scores[:, :, r], evaluate(y_true, run, ["ndcg@3", "mrr@5"]).scores)
+    # the accumulator: batches of scores, ranked with ties kept (k=3 keeps crossing groups whole)
+    acc = Accumulator(["ndcg@3", "p@3"], ties="expected")
+    for lo in range(0, 30, 10):
+        acc.update(scores_a[lo:lo + 10], y_true[lo:lo + 10])
+    one = evaluate(y_true, Rankings.from_scores(scores_a, k=3, ties="keep"), ["ndcg@3", "p@3"], ties="expected")
+    got = acc.compute()
+    for metric in ("ndcg@3", "p@3"):
+        assert got.mean(metric) == pytest.approx(one.mean(metric), rel=1e-12)
+        plain = evaluate(y_true, Rankings.from_scores(scores_a, k=3), [metric])  # no ties recorded
+        assert got.mean(metric) != pytest.approx(plain.mean(metric), rel=1e-6)
