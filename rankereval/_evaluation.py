@@ -360,8 +360,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     if y_pred._ties is not None:
         from rankereval.metrics._ties import tie_report
 
-        report = tie_report(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric, y_pred,
-                            relevance_level, nan_handling, ties, means)
+        binary = y_true if isinstance(y_true, BinaryLabels) else None
+        report = tie_report(columns, lambda cols, t: _score_columns(cols, binary, numeric, y_pred, relevance_level, t),
+                            _aggregate, y_pred, nan_handling, ties, means)
     result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,
                         conf if conf_interval else None)

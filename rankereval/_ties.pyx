@@ -385,3 +385,26 @@ def reorder(const label_idx_t[::1] l_indptr, const label_idx_t[::1] l_ind, const
         free(perm)
     if failed[0]:
         raise MemoryError("could not allocate the scratch space of the tie kernel")
+
+
+def stored_positions(const int64_t[::1] indptr, const int64_t[::1] ids, const rank_t[:, ::1] ranks,
+                     const int64_t[::1] lengths, int64_t[:, ::1] out, int n_threads):
+    """Where each ranked id of row i is stored among the sorted ids ``ids[indptr[i]:indptr[i +
+    1]]`` of a CSR score matrix (``Rankings.from_scores`` with ``ties="keep"``, to read the
+    ranked scores); 0 for the padding and for an id that is not stored."""
+    cdef Py_ssize_t n = ranks.shape[0], width = ranks.shape[1], nnz = ids.shape[0]
+    if indptr.shape[0] != n + 1 or lengths.shape[0] != n or out.shape[0] != n or out.shape[1] != width:
+        raise ValueError("one CSR row, length and output row per ranking")
+    cdef Py_ssize_t i, j, s, e, pos
+    with nogil:
+        for i in prange(n, schedule='static', num_threads=n_threads):
+            s = indptr[i]
+            e = indptr[i + 1]
+            if s < 0 or e < s or e > nnz:
+                e = s = 0
+            for j in range(width):
+                out[i, j] = 0
+                if j < lengths[i] and e > s:
+                    pos = re_search(&ids[s], e - s, ranks[i, j])
+                    if pos >= 0:
+                        out[i, j] = s + pos

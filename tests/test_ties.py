@@ -291,3 +291,14 @@ def test_compare_and_the_accumulator_score_over_tied_orders():
         assert got.mean(metric) == pytest.approx(one.mean(metric), rel=1e-12)
         plain = evaluate(y_true, Rankings.from_scores(scores_a, k=3), [metric])  # no ties recorded
         assert got.mean(metric) != pytest.approx(plain.mean(metric), rel=1e-6)
+
+
+def test_a_report_without_ties_costs_nothing_and_says_so():
+    from rankereval import evaluate
+
+    y_true = BinaryLabels.from_positive_indices([[0], [1]])
+    y_pred = Rankings.from_scores([[0.3, 0.2, 0.1], [0.1, 0.2, 0.3]], ties="keep")
+    assert not y_pred.has_ties and y_pred.ties is not None
+    ev = evaluate(y_true, y_pred, ["p@1", "mrr"])
+    assert ev.tie_report.tied_positions == 0 and ev.tie_report.tied_rankings == {"p@1": 0, "mrr": 0}
+    assert ev.tie_report.ranges == {"p@1": (0.5, 0.5), "mrr": (ev.mean("mrr"), ev.mean("mrr"))}

@@ -508,15 +508,16 @@ def _ranked_scores(out, out_len, dense, data, indptr, ids, n_items, half):
     """The score of every ranked item (padding: anything; float16 decoded, so that -0 and 0
     tie), in the scores' own dtype, for telling tied neighbours apart exactly."""
     n_rows, w = out.shape
-    valid = np.arange(w) < out_len[:, None]
-    col = np.where(valid, out, 0).astype(np.int64)
     if dense is not None:
+        col = np.where(np.arange(w) < out_len[:, None], out, 0).astype(np.int64)
         got = np.take_along_axis(dense, col, axis=1) if w else np.empty((n_rows, 0), dense.dtype)
     else:
         # canonical rows have sorted ids: find each ranked id among its row's stored ids
-        key = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(indptr)) * (n_items + 1) + ids
-        want = np.arange(n_rows, dtype=np.int64)[:, None] * (n_items + 1) + col
-        pos = np.minimum(np.searchsorted(key, want), max(data.size - 1, 0))
+        import rankereval._ties as _tk
+
+        pos = np.empty((n_rows, w), dtype=np.int64)
+        _tk.stored_positions(np.asarray(indptr, dtype=np.int64), ids, np.ascontiguousarray(out), out_len, pos,
+                             _n_threads(out.size))
         got = data[pos] if data.size else np.zeros((n_rows, w), data.dtype)
     return got.view(np.float16) if half else got
 

@@ -160,15 +160,15 @@ def _cutoff(metric):
     return getattr(inner, "k", None)
 
 
-def tie_report(columns, binary, numeric, y_pred, relevance_level, nan_handling, mode, means):
+def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, means):
     """The :class:`TieReport` of ``evaluate``'s columns over ``y_pred`` (which records ties),
     warning (:class:`~rankereval.exceptions.TiedScoresWarning`) when ``mode`` is None and a
-    mean could move by more than :data:`SPREAD_WARNING`."""
+    mean could move by more than :data:`SPREAD_WARNING`. ``score_columns(columns, ties)``:
+    evaluate's scores of some of its columns under a ``ties`` mode; ``aggregate(info, scores)``:
+    its mean (``rankereval.metrics._base._aggregate``, passed in: this module is below it)."""
     import warnings
 
-    from rankereval._evaluation import _score_columns
     from rankereval.exceptions import TiedScoresWarning
-    from rankereval.metrics._base import _aggregate
 
     ties, lengths = y_pred._ties, y_pred.lengths
     width = ties.shape[1]
@@ -186,8 +186,10 @@ def tie_report(columns, binary, numeric, y_pred, relevance_level, nan_handling, 
             continue
         refused[col] = why
         ranges[col] = (None, None)
-    worst, best = ((_score_columns(ok, binary, numeric, y_pred, relevance_level, t) for t in ("pessimistic", "optimistic"))
-                   if ok else (None, None))
+    if not ties.any():  # nothing tied: every order is the recorded one
+        ranges.update({col: (means[col], means[col]) for col, _ in ok})
+        ok = []
+    worst, best = ((score_columns(ok, t) for t in ("pessimistic", "optimistic")) if ok else (None, None))
     for j, (col, m) in enumerate(ok):
         pair = []
         for s in (worst[:, j], best[:, j]):
@@ -195,7 +197,7 @@ def tie_report(columns, binary, numeric, y_pred, relevance_level, nan_handling, 
                 s = s[~np.isnan(s)]
             elif nan_handling == "zerofill":
                 s = np.where(np.isnan(s), 0.0, s)
-            pair.append(float(_aggregate(m.info, s)))
+            pair.append(float(aggregate(m.info, s)))
         ranges[col] = tuple(pair) if m.info.higher_is_better else tuple(pair[::-1])
     report = TieReport(mode, lengths.sum(), np.count_nonzero(in_group), tied_rankings, ranges, refused)
     if mode is None:
