@@ -64,6 +64,11 @@ class Accumulator:
         seen twice, in two batches or two merged accumulators, with a ``ValueError``. With
         False nothing per query is kept, and a repeated id counts as two rankings that
         share one bootstrap key, as ``evaluate`` counts a repeated id.
+    ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+        Score over the orders of equal scores, as :func:`rankereval.evaluate` does: scores
+        are ranked with ``ties="keep"`` (a tied group crossing ``k`` kept whole) and every
+        metric takes its expected (or best, or worst) value over the tied orders. None:
+        equal scores are ordered by item id.
 
     Notes
     -----
@@ -91,11 +96,14 @@ class Accumulator:
 
     def __init__(self, metrics, *, k=None, invalid_items=None, relevance_level=1, nan_handling="propagate",
                  conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, resampling="poisson",
-                 random_state=None, keep_scores=False, check_query_ids=True):
+                 random_state=None, keep_scores=False, check_query_ids=True, ties=None):
         from rankereval._evaluation import _check_relevance_level
         from rankereval.bootstrap import _rng, _seed, _validate
         from rankereval._validation import check_k
 
+        from rankereval.metrics._ties import check_ties
+
+        self._ties = check_ties(ties)
         self._columns = _metric_columns(metrics)
         self.names = [c for c, _ in self._columns]
         self._nan_handling = check_nan_handling(nan_handling)
@@ -158,7 +166,8 @@ class Accumulator:
         return int(self._part["n"])
 
     def _config(self):
-        return json.dumps({
+        extra = {} if self._ties is None else {"ties": self._ties}  # (states saved before ties load)
+        return json.dumps({**extra,
             "version": _STATE_VERSION,
             "columns": [[c, repr(m)] for c, m in self._columns],
             "nan_handling": self._nan_handling, "relevance_level": repr(self._relevance_level),
@@ -205,7 +214,7 @@ class Accumulator:
         kind, ids, hashes = self._keys(query_ids, n)
         # every check before the state changes: a refused batch leaves the accumulator as it was
         new_seen = self._check_new(hashes, ids) if (self._check_ids and kind != "row") else None
-        scores = _score_columns(self._columns, binary, numeric, rankings, self._relevance_level)
+        scores = _score_columns(self._columns, binary, numeric, rankings, self._relevance_level, self._ties)
         n_threads = 1   # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
         if self._conf_interval:
             from rankereval.bootstrap import _DRAWS_PER_THREAD
@@ -241,7 +250,8 @@ class Accumulator:
                                  f"{self._invalid.shape[0] - 1}), got ids from {rows.min()} to {rows.max()}")
             invalid_items = self._invalid[rows]
         try:
-            return Rankings.from_scores(x, invalid_items=invalid_items, k=self.k)
+            return Rankings.from_scores(x, invalid_items=invalid_items, k=self.k,
+                                        ties="break" if self._ties is None else "keep")
         except (TypeError, ValueError) as exc:  # named by update()'s argument, not from_scores'
             raise type(exc)(str(exc).replace("raw_scores", "scores_or_rankings")) from None
 

@@ -66,13 +66,15 @@ def _check_relevance_level(relevance_level):
                          f"never stored, so they cannot be relevant), got {relevance_level!r}")
 
 
-def _score_columns(columns, binary, numeric, y_pred, relevance_level):
+def _score_columns(columns, binary, numeric, y_pred, relevance_level, ties=None):
     """Scores of every ``(name, metric)`` column, shape ``(n_rankings, n_columns)``.
 
     ``binary`` / ``numeric``: the labels as given (one of them may be None); binary metrics
     over graded labels see them thresholded at ``relevance_level``. One validation and one
     kernel call per kind of labels: every ranking is looked up in its label row once for all
     the metrics that read those labels. :mod:`rankereval.dask` calls it per partition.
+    ``ties``: a mode of ``Metric.score(..., ties=...)`` for rankings with recorded ties (then
+    one tie kernel call per metric).
     """
     if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
         _check_relevance_level(relevance_level)
@@ -90,6 +92,7 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
         labels = labels_for(m, binary, numeric)
         groups.setdefault(id(labels), (labels, []))[1].append(j)
     scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    tied = ties is not None and y_pred.has_ties
     for labels, cols in groups.values():
         first = columns[cols[0]][1]
         first._check_inputs(labels, y_pred)
@@ -97,12 +100,18 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
             if type(columns[j][1]).score is not Metric.score:
                 raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
                                 "scores metrics through their registry entries and kernel reductions")
-        scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
+        if tied:
+            from rankereval.metrics._ties import tied_scores
+
+            for j in cols:
+                scores[:, j] = tied_scores(columns[j][1], labels, y_pred, ties)
+        else:
+            scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
     for j in rankings_only:
-        scores[:, j] = columns[j][1].score(None, y_pred)
+        scores[:, j] = columns[j][1].score(None, y_pred, ties=ties if tied else None)
     for j in adjusted:
         scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
-                                                 relevance_level)
+                                                 relevance_level, ties if tied else None)
     return scores
 
 
@@ -191,7 +200,7 @@ def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
 
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
              conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             method="percentile", resampling="multinomial", query_ids=None):
+             method="percentile", resampling="multinomial", query_ids=None, ties=None):
     """Evaluate rankings with many metrics at once: per-ranking scores, means and intervals.
 
     Parameters
@@ -229,6 +238,12 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     query_ids : array-like of int or str, shape (n_rankings,), optional
         The query id of each row (with a ``TrecData``, its own): kept in
         :attr:`Evaluation.query_ids` and used as the Poisson bootstrap's query keys.
+    ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+        For rankings that keep their tied scores (``ties="keep"`` when they were built or
+        read): the scores of each metric over the orders of each tied group, as in
+        :meth:`Metric.score <rankereval.Metric.score>`; None scores the recorded order
+        (equal scores by item id). For such rankings the result also carries a
+        :attr:`Evaluation.tie_report` (see :doc:`/guide/ties`).
 
     Returns
     -------
@@ -239,6 +254,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     UndefinedMetricWarning
         Once per call, with ``nan_handling='propagate'``, listing the metrics whose mean is
         NaN because some rankings are undefined.
+    rankereval.exceptions.TiedScoresWarning
+        With ``ties=None`` on rankings with recorded ties, when the ties inside a metric's
+        cutoff could move its mean by more than 0.001 (listing those metrics and ranges).
 
     Raises
     ------
@@ -297,8 +315,11 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     if resampling == "poisson" and method != "percentile":
         raise ValueError("resampling='poisson' gives percentile intervals only (method='percentile'), "
                          f"got method={method!r}")
+    from rankereval.metrics._ties import check_ties
+
+    ties = check_ties(ties)
     scores = _score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
-                            y_pred, relevance_level)
+                            y_pred, relevance_level, ties)
     if query_ids is not None and not isinstance(y_true, TrecData):
         query_ids = np.asarray(query_ids)
         if query_ids.shape != (scores.shape[0],):
@@ -338,9 +359,18 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
             intervals[col] = res.confidence_interval
     if notes:
         warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
-    return Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
-                      intervals if conf_interval else None, n_used, n_undefined, nan_handling,
-                      conf if conf_interval else None)
+    report = None
+    if y_pred._ties is not None:
+        from rankereval.metrics._ties import tie_report
+
+        binary = y_true if isinstance(y_true, BinaryLabels) else None
+        report = tie_report(columns, lambda cols, t: _score_columns(cols, binary, numeric, y_pred, relevance_level, t),
+                            _aggregate, y_pred, nan_handling, ties, means)
+    result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
+                        intervals if conf_interval else None, n_used, n_undefined, nan_handling,
+                        conf if conf_interval else None)
+    result.tie_report = report
+    return result
 
 
 class Evaluation:
@@ -365,7 +395,13 @@ class Evaluation:
         Column name -> rankings that entered the mean, rankings where the metric is NaN.
     nan_handling : str
         The NaN handling of the means.
+    tie_report : TieReport or None
+        For rankings with recorded ties: how many rankings hold ties inside each metric's
+        cutoff, how many positions are tied, and the range [pessimistic, optimistic] of each
+        mean (see :doc:`/guide/ties`); None otherwise.
     """
+
+    tie_report = None
 
     def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
                  n_undefined, nan_handling, confidence=None, n_rankings=None):
@@ -433,6 +469,8 @@ class Evaluation:
                 row["ci_low"], row["ci_high"] = self.conf_intervals[name]
             row["n_used"] = self.n_used[name]
             row["n_undefined"] = self.n_undefined[name]
+            if self.tie_report is not None:
+                row.update(self.tie_report.row(name))
             rows[name] = row
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("metric")
 
@@ -447,6 +485,9 @@ class Evaluation:
                 entry["conf_interval"] = [_render.json_number(v) for v in self.conf_intervals[name]]
             entry["n_used"] = self.n_used[name]
             entry["n_undefined"] = self.n_undefined[name]
+            if self.tie_report is not None:
+                entry["ties"] = {key: _render.json_number(v) if isinstance(v, float) else v
+                                 for key, v in self.tie_report.row(name).items()}
             if per_query:
                 entry["scores"] = [_render.json_number(v) for v in self._per_query()[:, j]]
             out["metrics"][name] = entry
@@ -470,6 +511,9 @@ class Evaluation:
         header.append("rankings")
         if any(self.n_undefined.values()):
             header.append("undefined")
+        ties = self.tie_report
+        if ties is not None:
+            header += ["tied rankings", "[pessimistic, optimistic]"]
         rows = []
         for name in self.names:
             row = [name, _render.fmt(self.means[name])]
@@ -477,10 +521,18 @@ class Evaluation:
                 lo, hi = self.conf_intervals[name]
                 row.append(f"[{_render.fmt(lo)}, {_render.fmt(hi)}]")
             row.append(str(self.n_used[name]))
-            if len(header) > len(row):
+            if any(self.n_undefined.values()):
                 row.append(str(self.n_undefined[name]))
+            if ties is not None:
+                t = ties.row(name)
+                row.append(str(t["tied_rankings"]))
+                row.append("refused" if t["pessimistic"] is None else
+                           f"[{_render.fmt(t['pessimistic'])}, {_render.fmt(t['optimistic'])}]")
             rows.append(row)
         note = "" if self.nan_handling == "propagate" else f" (nan_handling={self.nan_handling!r})"
+        if ties is not None:
+            note += (f"; {ties.tied_positions} of {ties.positions} ranked positions tied, scored "
+                     + ("in the recorded order" if ties.mode is None else f"with ties={ties.mode!r}"))
         return f"Evaluation of {self.n_rankings} rankings{note}", header, rows
 
     def __repr__(self):

@@ -71,6 +71,10 @@ def _add_eval_options(p, default_seed=None):
                    help="order of equal scores: trec_eval (default: scores as doubles, larger docid first, "
                         "as trec_eval 10), trec_eval9 (scores as 32-bit floats first, as trec_eval 9 and "
                         "pytrec_eval), docid (smaller docid first), input (file order)")
+    p.add_argument("--ties", choices=("expected", "optimistic", "pessimistic"), default=None,
+                   help="score documents with equal scores over every order of each tied group: "
+                        "expected (the mean over the orders, exact), optimistic (the best order) or "
+                        "pessimistic (the worst); default: the --tie-break order only")
     p.add_argument("--order-by", choices=ORDER_BY, default="score",
                    help="rank documents by descending score (default, as trec_eval) or ascending rank column")
     p.add_argument("--missing", choices=MISSING, default="drop",
@@ -151,13 +155,21 @@ def evaluate(data, metrics, args, err):
         ev = rk_evaluate(data, None, metrics, relevance_level=args.relevance_level,
                          nan_handling=args.nan_handling, conf_interval=args.ci,
                          n_bootstrap_samples=args.n_bootstrap, confidence=args.confidence,
-                         random_state=args.seed, method=args.ci_method)
+                         random_state=args.seed, method=args.ci_method, ties=args.ties)
     for w in caught:
         if not issubclass(w.category, UndefinedMetricWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         elif not args.quiet:
             for line in str(w.message).splitlines():
                 print(f"rankereval: note: {line}", file=err)
+    report = ev.tie_report
+    if report is not None and not args.quiet:
+        print(f"rankereval: note: {report.tied_positions} of {report.positions} ranked documents share their "
+              f"score with another; scored with --ties {args.ties}", file=err)
+        for name, (lo, hi) in report.ranges.items():
+            if lo is not None:
+                print(f"rankereval: note: {name}: {ev.means[name]:.4f}, between {lo:.4f} (pessimistic) and "
+                      f"{hi:.4f} (optimistic)", file=err)
     return ev
 
 
@@ -376,7 +388,8 @@ def _run(args, qrels, run, out, err):
     qrels, run = (sys.stdin.buffer if path == "-" else path for path in (qrels, run))
     data = read_trec(qrels, run, relevance_level=args.relevance_level, tie_break=args.tie_break,
                      order_by=args.order_by, missing=args.missing, extra=args.extra,
-                     progress=False if args.no_progress else None, depth=args.depth)
+                     progress=False if args.no_progress else None, depth=args.depth,
+                     ties="break" if args.ties is None else "keep")
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 import json
 import math
 import os
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -405,7 +406,7 @@ def _resolve_metrics(metrics):
     return [c for c, _ in columns], [m for _, m in columns]
 
 
-def _per_query_scores(y_true, run, metrics, relevance_level):
+def _per_query_scores(y_true, run, metrics, relevance_level, ties=None):
     """(n_queries, n_metrics) per-query scores of one run, by :func:`rankereval.evaluate`.
 
     ``y_true`` is labels and ``run`` Rankings, or ``y_true`` is a ``TrecData`` and ``run``
@@ -415,7 +416,13 @@ def _per_query_scores(y_true, run, metrics, relevance_level):
 
     # 'drop': the means are not used, and an all-NaN column must not warn here
     columns = {str(i): m for i, m in enumerate(metrics)}
-    return evaluate(y_true, run, columns, relevance_level=relevance_level, nan_handling="drop").scores
+    with warnings.catch_warnings():
+        # the range of the means over tied orders is the evaluation's business, not the test's
+        from rankereval.exceptions import TiedScoresWarning
+
+        warnings.simplefilter("ignore", TiedScoresWarning)
+        return evaluate(y_true, run, columns, relevance_level=relevance_level, nan_handling="drop",
+                        ties=ties).scores
 
 
 def _is_path(x):
@@ -427,7 +434,7 @@ def _some(ids, limit=5):
     return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
-def _collect(y_true, runs, metrics, relevance_level, queries):
+def _collect(y_true, runs, metrics, relevance_level, queries, ties=None):
     """Per-query scores (n, n_metrics, n_runs), query ids (or None) and the alignment report."""
     from rankereval.data import Labels, Rankings
 
@@ -442,14 +449,14 @@ def _collect(y_true, runs, metrics, relevance_level, queries):
         if len(set(rows.values())) != 1:
             raise ValueError(f"runs have different numbers of rankings: {rows}; with labels "
                              "rows are matched by position, so every run needs the same rows")
-        per_run = [_per_query_scores(y_true, run, metrics, relevance_level) for run in values]
+        per_run = [_per_query_scores(y_true, run, metrics, relevance_level, ties) for run in values]
         n = per_run[0].shape[0]
         report = {"aligned_by": "position", "queries": "all", "n_queries": n}
         return np.stack(per_run, axis=2), None, report
-    return _collect_trec(y_true, names, values, metrics, relevance_level, queries)
+    return _collect_trec(y_true, names, values, metrics, relevance_level, queries, ties)
 
 
-def _collect_trec(qrels, names, values, metrics, relevance_level, queries):
+def _collect_trec(qrels, names, values, metrics, relevance_level, queries, ties=None):
     from rankereval.io import TrecData, read_trec
 
     if qrels is not None and not _is_path(qrels):
@@ -465,7 +472,8 @@ def _collect_trec(qrels, names, values, metrics, relevance_level, queries):
                 raise TypeError(f"runs[{name!r}] is a path: pass the qrels path as y_true")
             # every query of the qrels gets a row (an empty ranking where the run has none),
             # so that queries can be aligned, filled or dropped below
-            datas.append(read_trec(qrels, run, relevance_level=relevance_level, missing="empty"))
+            datas.append(read_trec(qrels, run, relevance_level=relevance_level, missing="empty",
+                                   ties="break" if ties is None else "keep"))
         else:
             raise TypeError(f"runs[{name!r}] must be a run file path or a TrecData when y_true "
                             f"is a qrels path or None, got {type(run).__name__}")
@@ -499,7 +507,7 @@ def _collect_trec(qrels, names, values, metrics, relevance_level, queries):
             absent = [q for q, r in zip(keep, rows) if r < 0]
             raise ValueError(f"runs[{name!r}] has no row for {_some(absent)}: read it with "
                              "read_trec(..., missing='empty') or pass the run file path")
-        scores[:, :, j] = _per_query_scores(d, None, metrics, relevance_level)[rows]
+        scores[:, :, j] = _per_query_scores(d, None, metrics, relevance_level, ties)[rows]
     report = {
         "aligned_by": "query_id",
         "queries": queries,
@@ -574,7 +582,7 @@ def _outcomes(diffs, metric_objs, n_pairs):
 
 def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
             n_resamples=10_000, alternative="two-sided", nan_handling="drop", queries="error",
-            random_state=None, relevance_level=1):
+            random_state=None, relevance_level=1, ties=None):
     """Compare runs with paired significance tests, per metric, corrected for multiple testing.
 
     Parameters
@@ -624,6 +632,11 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     relevance_level : number, default=1
         Grade from which a document is relevant for binary metrics when labels are graded or
         run files are read (``trec_eval -l``).
+    ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+        For runs that keep their tied scores (Rankings or ``TrecData`` built with
+        ``ties="keep"``; run files are then read so): test the per-query values over the
+        orders of the tied documents, as :func:`rankereval.evaluate` computes them
+        ('expected': the mean over every order). None: the recorded order.
 
     Returns
     -------
@@ -658,9 +671,11 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     rng = bootstrap._rng(random_state)
 
     from rankereval import _seeds
+    from rankereval.metrics._ties import check_ties
 
     flat, seed_groups = _seeds.expand({str(k): v for k, v in runs.items()})
-    scores, query_ids, report = _collect(y_true, flat, metric_objs, relevance_level, queries)
+    scores, query_ids, report = _collect(y_true, flat, metric_objs, relevance_level, queries,
+                                         check_ties(ties))
     seed_scores = None
     if seed_groups is not None:   # several runs per system: each system's mean over its runs
         seed_scores = scores

@@ -3,7 +3,7 @@
 The bottom of the package: it imports nothing of rankereval, so that every layer can import it.
 """
 
-__all__ = ["InvalidValuesWarning", "UndefinedMetricWarning"]
+__all__ = ["InvalidValuesWarning", "TiedScoresWarning", "UndefinedMetricWarning"]
 
 
 class InvalidValuesWarning(UserWarning):
@@ -40,6 +40,17 @@ class UndefinedMetricWarning(UserWarning):
     only, or nan_handling='zerofill' to count undefined rankings as 0.
     >>> NDCG(2).mean(y_true, y_pred, nan_handling="drop")
     1.0
+    """
+
+
+class TiedScoresWarning(UserWarning):
+    """Ties inside the cutoff could change a metric's mean, and no ``ties=`` mode was chosen.
+
+    Emitted by :func:`rankereval.evaluate` for rankings that keep their ties
+    (``Rankings.from_scores(..., ties="keep")``) evaluated with ``ties=None`` (the recorded
+    order, equal scores by item id), when the means of the best and the worst orders of the
+    tied groups differ by more than 0.001 (relative to the mean, for means above 1): pass
+    ``ties="expected"`` for the value of a random order (see :doc:`/guide/ties`).
     """
 
 

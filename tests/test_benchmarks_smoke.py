@@ -209,3 +209,19 @@ def test_performance_page_shows_the_published_accumulator_run():
                              check=True).stdout
     with open(page, encoding="utf-8") as fh:
         assert printed.count("list-table") == 1 and printed.strip() in fh.read()
+
+
+def test_ties_benchmark(tmp_path, capsys):
+    """benchmarks/bench_ties.py at --size tiny: the tie-aware scores of workload (a), side by
+    side with the tie-breaking ones."""
+    _, code = _run_script("bench_ties.py", ["--size", "tiny", "--repeats", "1", "--results-dir", str(tmp_path),
+                                            "--name", "ties"])
+    assert code == 0
+    with open(tmp_path / "ties.json") as fh:
+        res = json.load(fh)
+    assert res["n_rows"] == 1000 and abs(res["tied_positions_share"] - 1 / 3) < 0.05
+    assert set(res["ratio_expected_to_break"]) == {"ndcg@10", "ap@100", "rr@10"}
+    for name, means in res["means"].items():
+        # the expected mean lies between the pessimistic and optimistic ones
+        assert means["pessimistic"] - 1e-12 <= means["expected"] <= means["optimistic"] + 1e-12, name
+    assert "expected" in capsys.readouterr().out

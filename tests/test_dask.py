@@ -454,3 +454,24 @@ def test_ir_measures_names_and_adjusted_metrics_equal_in_memory(client, frames):
                                    n_bootstrap_samples=B, **opts)
     assert want.names == names
     assert_same(got, want)
+
+
+def test_ties_kept_equal_in_memory(client, frames):
+    """ties='keep' when reading each partition and ties='expected' when scoring: the in-memory
+    evaluation of the same frames, query by query."""
+    from rankereval.metrics._ties import refusal
+
+    labels, run = frames
+    assign, n = PARTITIONINGS["scattered"]
+    dl, dr = partitioned(labels, run, assign, n)
+    metrics = {name: m for name, m in METRICS.items() if refusal(m) is None}
+    data = rd.from_dataframes(dl, dr, ties="keep")
+    got = compute(rd.evaluate(data, metrics, conf_interval=True, random_state=4, nan_handling="drop",
+                              n_bootstrap_samples=B, ties="expected"), scores=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        want = rankereval.evaluate(from_dataframes(labels, run, ties="keep"), metrics, resampling="poisson",
+                                   n_bootstrap_samples=B, conf_interval=True, random_state=4, nan_handling="drop",
+                                   ties="expected")
+    assert_same(got, want)
+    assert want.tie_report.tied_positions > 0

@@ -357,3 +357,18 @@ def test_compare_refuses_tukey_and_names_missing_queries(three_runs):
     got = spark_compare(sl, short, queries="intersection", npartitions=2)
     want = in_memory_compare(labels, dict(runs, c=runs["c"][runs["c"]["query"] != "q03"]), queries="intersection")
     assert_same_comparison(got, want)
+
+
+def test_ties_as_in_memory(frames):
+    """ties='expected' on the long layout: each task reads its run with ties kept, as
+    rankereval.evaluate does on the whole run."""
+    from rankereval.metrics._ties import refusal
+
+    labels, run, sl, sr = frames
+    metrics = {name: m for name, m in METRICS.items() if refusal(m) is None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        want = rankereval.evaluate(from_dataframes(labels, run, ties="keep"), metrics, resampling="poisson",
+                                   n_bootstrap_samples=B, conf_interval=True, random_state=2, ties="expected")
+    assert want.tie_report.tied_positions > 0  # the frames hold ties
+    assert_same(on_spark(sl, sr, metrics, conf_interval=True, random_state=2, npartitions=3, ties="expected"), want)

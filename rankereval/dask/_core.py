@@ -139,7 +139,7 @@ def _union_ids(a, b):
 
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
-                    rank_col=None, tie_break="trec_eval", missing="drop", extra="drop"):
+                    rank_col=None, tie_break="trec_eval", missing="drop", extra="drop", *, ties="break"):
     """Partitioned data from two long-format Dask DataFrames, partitioned by query.
 
     Parameters
@@ -150,7 +150,7 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
         score or rank column. Both have the same number of partitions, and partition ``p``
         of both holds every row of the queries it holds (:func:`repartition_by_query` makes
         it so). A query found in two partitions is an error, not a wrong number.
-    query_col, item_col, label_col, score_col, rank_col, tie_break, missing, extra
+    query_col, item_col, label_col, score_col, rank_col, tie_break, missing, extra, ties
         As in :func:`rankereval.io.from_dataframes`, which reads each partition.
 
     Returns
@@ -164,8 +164,12 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     if labels.npartitions != run.npartitions:
         raise ValueError(f"labels has {labels.npartitions} partitions but run has {run.npartitions}; "
                          "partition both by query the same way (rankereval.dask.repartition_by_query)")
+    from rankereval.data._rankings import check_ties_keep
+
     options = dict(query_col=query_col, item_col=item_col, label_col=label_col, score_col=score_col,
                    rank_col=rank_col, tie_break=tie_break, missing=missing, extra=extra)
+    if check_ties_keep(ties):  # (the options of the default stay as they were: the same task keys)
+        options["ties"] = "keep"
     loads = [(_load_frames, (lab, r, p, options), f"rankereval-load-{p}-{dask.base.tokenize(lab.key, r.key, options)}")
               for p, (lab, r) in enumerate(zip(labels.to_delayed(), run.to_delayed()))]
     return PartitionedData(loads, "dask DataFrames", check_split=True)
@@ -456,10 +460,11 @@ class _Table:
     seen_hashes: np.ndarray
 
 
-def _score_block(block, p, columns, relevance_level):
-    """Partition ``p``'s scores: the in-memory fused kernel call on its arrays."""
+def _score_block(block, p, columns, relevance_level, ties=None):
+    """Partition ``p``'s scores: the in-memory fused kernel call on its arrays (``ties``: a
+    mode of ``Metric.score``, for rankings read with ties kept)."""
     try:
-        scores = _score_columns(columns, block.binary, block.numeric, block.rankings, relevance_level)
+        scores = _score_columns(columns, block.binary, block.numeric, block.rankings, relevance_level, ties)
         hashes = query_key_hashes(block.keys, scores.shape[0])
         seen, seen_hashes = block.keys, hashes
         if block.seen is not None:
@@ -553,7 +558,7 @@ def _tree(parts, check_split, split_every=SPLIT_EVERY):
 # ------------------------------------------------------------------------------------------
 
 def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None):
+             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None, ties=None):
     """Evaluate partitioned rankings on a Dask cluster; lazy until ``.compute()``.
 
     The counterpart of :func:`rankereval.evaluate` with ``resampling='poisson'``: the same
@@ -580,6 +585,9 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
         Seed of the Poisson bootstrap. With an int, ``rankereval.evaluate(...,
         resampling='poisson', random_state=seed)`` on the same queries (keyed by the same
         query ids, or row numbers for arrays) gives the same intervals.
+    ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+        As in :func:`rankereval.evaluate`, for data read with ``ties="keep"``
+        (:func:`from_dataframes`); the tie report is left to :func:`rankereval.evaluate`.
 
     Returns
     -------
@@ -624,7 +632,9 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
             # as rankereval.evaluate: one int from None or a Generator, then the seed from it
             random_state = int(_rng(random_state).integers(0, 2**63 - 1))
         seed = _seed(random_state)
-    score_options = (columns, relevance_level)
+    from rankereval.metrics._ties import check_ties
+
+    score_options = (columns, relevance_level) if check_ties(ties) is None else (columns, relevance_level, ties)
     sum_options = (nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
     # the means and intervals: one task per partition from its input to its partial sums
     # (the loaded arrays never wait in a worker's memory or travel to another worker)

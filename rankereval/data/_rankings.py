@@ -39,19 +39,50 @@ class Rankings:
     [[1, 2, 0], [2, 0, 1]]
     """
 
-    __slots__ = ("_indices", "_lengths")
+    __slots__ = ("_indices", "_lengths", "_ties")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create Rankings with Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
 
     @classmethod
-    def _from_padded(cls, indices, lengths, shared=False):
-        """``shared``: the arrays are views of another object's frozen storage (no copy)."""
+    def _from_padded(cls, indices, lengths, shared=False, ties=None):
+        """``shared``: the arrays are views of another object's frozen storage (no copy).
+        ``ties``: None, or the tie flags (see :attr:`ties`), a bool array shaped like
+        ``indices``."""
         freeze = _frozen_view if shared else _readonly
         self = object.__new__(cls)
         self._indices = freeze(indices)
         self._lengths = freeze(lengths)
+        self._ties = None if ties is None else freeze(ties)
         return self
+
+    @property
+    def ties(self):
+        """Where the scores tie, or None when ties were not kept.
+
+        A read-only bool array shaped like :attr:`indices`: ``ties[i, j]`` is True when
+        position ``j`` of ranking ``i`` holds the same score as position ``j + 1``, so the
+        runs of True (plus the position after each run) are the tied groups. Set by
+        ``ties="keep"`` in :meth:`from_scores`, :meth:`from_groups` and the readers of
+        :mod:`rankereval.io`; read by ``Metric.score(..., ties=...)``.
+
+        Examples
+        --------
+        >>> from rankereval import Rankings
+        >>> r = Rankings.from_scores([[0.5, 0.9, 0.5, 0.1]], ties="keep")
+        >>> r.to_list()
+        [[1, 0, 2, 3]]
+        >>> r.ties
+        array([[False,  True, False, False]])
+        >>> Rankings.from_scores([[0.5, 0.9, 0.5, 0.1]]).ties is None
+        True
+        """
+        return None if self._ties is None else self._ties.view()
+
+    @property
+    def has_ties(self):
+        """Whether some ranking holds tied scores (recorded with ``ties="keep"``)."""
+        return self._ties is not None and bool(self._ties.any())
 
     @property
     def indices(self):
@@ -81,12 +112,17 @@ class Rankings:
         if not np.array_equal(self._lengths, other._lengths):
             return False
         w = int(self._lengths.max()) if self._lengths.size else 0
+        if (self._ties is None) != (other._ties is None) or (
+                self._ties is not None and not np.array_equal(self._ties[:, :w], other._ties[:, :w])):
+            return False
         return np.array_equal(self._indices[:, :w], other._indices[:, :w])
 
     __hash__ = None
 
     def __reduce__(self):
-        return (_restore_rankings, (self._indices, self._lengths))
+        if self._ties is None:  # the stream of rankings without ties stays what it always was
+            return (_restore_rankings, (self._indices, self._lengths))
+        return (_restore_rankings, (self._indices, self._lengths, self._ties))
 
     def __repr__(self):
         return f"Rankings(n_rows={self.n_rows}, max_length={self._indices.shape[1]})"
@@ -112,10 +148,12 @@ class Rankings:
         step1, rows = _row_selection(key, self.n_rows, "Rankings")
         if step1 is not None:
             start, stop = step1
-            return Rankings._from_padded(self._indices[start:stop], self._lengths[start:stop], shared=True)
+            return Rankings._from_padded(self._indices[start:stop], self._lengths[start:stop], shared=True,
+                                         ties=None if self._ties is None else self._ties[start:stop])
         lengths = self._lengths[rows]
         width = int(lengths.max()) if lengths.size else 0
-        return Rankings._from_padded(self._indices[rows, :width], lengths)
+        return Rankings._from_padded(self._indices[rows, :width], lengths,
+                                     ties=None if self._ties is None else self._ties[rows, :width])
 
     @classmethod
     def concatenate(cls, rankings):
@@ -151,12 +189,16 @@ class Rankings:
         width = max((int(p._lengths.max()) if p._lengths.size else 0) for p in parts)
         dt = np.result_type(*[p._indices.dtype for p in parts])
         out = np.full((sum(p.n_rows for p in parts), width), -1, dtype=dt)
+        # ties kept by any part are kept (the other parts' rankings have none)
+        ties = np.zeros(out.shape, dtype=bool) if any(p._ties is not None for p in parts) else None
         row = 0
         for p in parts:
             w = min(width, p._indices.shape[1])
             out[row:row + p.n_rows, :w] = p._indices[:, :w]
+            if p._ties is not None:
+                ties[row:row + p.n_rows, :w] = p._ties[:, :w]
             row += p.n_rows
-        return Rankings._from_padded(out, np.concatenate([p._lengths for p in parts]))
+        return Rankings._from_padded(out, np.concatenate([p._lengths for p in parts]), ties=ties)
 
     @classmethod
     def from_ranked_indices(cls, indices, valid_items=None, invalid_items=None, *, pad=None, lengths=None):
@@ -235,7 +277,7 @@ class Rankings:
         return cls._from_padded(ranks, lengths)
 
     @classmethod
-    def from_groups(cls, scores, qid=None, *, group=None, k=None):
+    def from_groups(cls, scores, qid=None, *, group=None, k=None, ties="break"):
         """Rankings from flat learning-to-rank arrays: each query's rows by descending score.
 
         Parameters
@@ -248,6 +290,8 @@ class Rankings:
             :meth:`BinaryLabels.from_groups` (one of them).
         k : int, optional
             Keep only the top ``k`` rows of each query.
+        ties : {'break', 'keep'}, default='break'
+            As in :meth:`from_scores`: 'keep' records the tied groups (:attr:`ties`).
 
         Returns
         -------
@@ -262,10 +306,10 @@ class Rankings:
         [[1, 0], [1, 0, 2]]
         """
         s = _flat(scores, "scores")
-        return cls.from_scores(_Groups(s.size, qid, group).score_matrix(s), k=k)
+        return cls.from_scores(_Groups(s.size, qid, group).score_matrix(s), k=k, ties=ties)
 
     @classmethod
-    def from_scores(cls, raw_scores, valid_items=None, invalid_items=None, k=None):
+    def from_scores(cls, raw_scores, valid_items=None, invalid_items=None, k=None, *, ties="break"):
         """Rankings from item scores: items ordered by descending score.
 
         Parameters
@@ -284,6 +328,13 @@ class Rankings:
         k : int, optional
             Keep only the top ``k`` items of each row. The selection reads each score once
             and sorts only the winners, so a wide score matrix is never fully sorted.
+        ties : {'break', 'keep'}, default='break'
+            'break': equal scores are ordered by item id and nothing more is recorded.
+            'keep': the same order, and the groups of equal scores are recorded
+            (:attr:`ties`), so that metrics can average over every order of each group
+            (``Metric.score(..., ties="expected")``); a group that crosses the cutoff ``k``
+            is kept whole (the ranking is then longer than ``k``), so that the expected
+            value at ``k`` is exact.
 
         Returns
         -------
@@ -330,6 +381,7 @@ class Rankings:
         [[2, 0], [2, 0]]
         """
         k = check_k(k, allow_none=True)
+        keep = check_ties_keep(ties)
         name = "raw_scores"
         raw_scores = _host_array(raw_scores, name)
         _reject_masked(raw_scores, name)
@@ -366,6 +418,7 @@ class Rankings:
                 if arr.ndim == 1:
                     arr = arr[None, :]
                 dense, half = _kernel_scores(_check_scores(arr, name))
+                data = indptr = ids = None
                 if dense.shape[1] > 1 and dense.strides[1] != dense.itemsize:
                     dense = np.ascontiguousarray(dense)  # the kernel reads rows as contiguous runs
                 n_rows, n_items = dense.shape
@@ -378,22 +431,53 @@ class Rankings:
             np.cumsum(vi[:-1] < n_items, out=below[1:])
             most = min(most, int((below[vp[1:]] - below[vp[:-1]]).max()))
         kk = most if k is None else min(k, most)
-        out = np.empty((n_rows, kk), dtype=_id_dtype(max(n_items - 1, 0)))  # the kernel writes every entry
-        out_len = np.zeros(n_rows, dtype=np.int64)
-        n_invalid = np.zeros(n_rows, dtype=np.int64)
-        if kk > 0:
-            # the buffer: the k best so far plus room for candidates above the threshold
-            cap = _topk.buffer_size(kk, most, n_items if dense is not None and not vmode else 0)
-            scores = dense if dense is not None else data
-            code = 2 if half else _SCORE_CODES[scores.dtype.kind, scores.dtype.itemsize]
-            _topk.topk(
-                code, scores.dtype.itemsize,
-                None if dense is None else dense.view(np.uint8), n_items,
-                _EMPTY_I64 if dense is not None else indptr, _EMPTY_I64 if dense is not None else ids,
-                None if dense is not None else data.view(np.uint8),
-                kk, cap, vp, vi, vmode, xp, xi, xmode,
-                out.view(np.uint8), out.dtype == np.int64, out_len, n_invalid, _n_threads(scores.size),
-            )
+        scores = dense if dense is not None else data
+
+        def select(kk):
+            out = np.empty((n_rows, kk), dtype=_id_dtype(max(n_items - 1, 0)))  # the kernel writes every entry
+            out_len = np.zeros(n_rows, dtype=np.int64)
+            n_invalid = np.zeros(n_rows, dtype=np.int64)
+            if kk > 0:
+                # the buffer: the k best so far plus room for candidates above the threshold
+                cap = _topk.buffer_size(kk, most, n_items if dense is not None and not vmode else 0)
+                code = 2 if half else _SCORE_CODES[scores.dtype.kind, scores.dtype.itemsize]
+                _topk.topk(
+                    code, scores.dtype.itemsize,
+                    None if dense is None else dense.view(np.uint8), n_items,
+                    _EMPTY_I64 if dense is not None else indptr, _EMPTY_I64 if dense is not None else ids,
+                    None if dense is not None else data.view(np.uint8),
+                    kk, cap, vp, vi, vmode, xp, xi, xmode,
+                    out.view(np.uint8), out.dtype == np.int64, out_len, n_invalid, _n_threads(scores.size),
+                )
+            return out, out_len, n_invalid
+
+        out, out_len, n_invalid = select(kk)
+        tie_flags = None
+        if keep:
+            ranked_scores = _ranked_scores(out, out_len, dense, data, indptr, ids, n_items, half)
+            if 0 < kk < most:
+                # a tied group may cross the cutoff: select more until every row's group at
+                # the cutoff ends before the end of the selection, then keep it whole
+                more = kk
+                while True:
+                    more = min(2 * more + 1, most)
+                    out2, len2, _ = select(more)
+                    s2 = _ranked_scores(out2, len2, dense, data, indptr, ids, n_items, half)
+                    open_ = (len2 == more) & (out_len == kk) & (s2[:, more - 1] == ranked_scores[:, kk - 1])
+                    if more >= most or not open_.any():
+                        break
+                at_cut = ranked_scores[:, kk - 1]
+                extra = (s2[:, kk:] == at_cut[:, None]) & (np.arange(kk, more) < len2[:, None])
+                extra = np.cumprod(extra, axis=1, dtype=bool).sum(axis=1) * (out_len == kk)
+                out_len = np.where(out_len == kk, kk + extra, out_len)
+                w = int(out_len.max()) if n_rows else 0
+                out = np.ascontiguousarray(out2[:, :w])
+                ranked_scores = s2[:, :w]
+            w = out.shape[1]
+            tie_flags = np.zeros((n_rows, w), dtype=bool)
+            if w > 1:
+                tie_flags[:, :-1] = (ranked_scores[:, :-1] == ranked_scores[:, 1:]) \
+                    & (np.arange(1, w) < out_len[:, None])
         total_invalid = int(n_invalid.sum())
         if total_invalid:
             warnings.warn(
@@ -405,12 +489,41 @@ class Rankings:
         w = int(out_len.max()) if n_rows else 0
         if w < out.shape[1]:
             out = np.ascontiguousarray(out[:, :w])
+            if tie_flags is not None:
+                tie_flags = np.ascontiguousarray(tie_flags[:, :w])
         _warn_empty(out_len)
-        return cls._from_padded(out, out_len)
+        return cls._from_padded(out, out_len, ties=tie_flags)
 
 
-def _restore_rankings(indices, lengths):
-    return Rankings._from_padded(indices, lengths)
+def check_ties_keep(ties, name="ties"):
+    """Whether ``ties`` ('break' or 'keep', the one spelling of every reader) asks to keep
+    the tied groups."""
+    if not isinstance(ties, str) or ties not in ("break", "keep"):
+        raise ValueError(f"{name} must be 'break' (order equal scores by item id) or 'keep' (record "
+                         f"the tied groups), got {ties!r}")
+    return ties == "keep"
+
+
+def _ranked_scores(out, out_len, dense, data, indptr, ids, n_items, half):
+    """The score of every ranked item (padding: anything; float16 decoded, so that -0 and 0
+    tie), in the scores' own dtype, for telling tied neighbours apart exactly."""
+    n_rows, w = out.shape
+    if dense is not None:
+        col = np.where(np.arange(w) < out_len[:, None], out, 0).astype(np.int64)
+        got = np.take_along_axis(dense, col, axis=1) if w else np.empty((n_rows, 0), dense.dtype)
+    else:
+        # canonical rows have sorted ids: find each ranked id among its row's stored ids
+        import rankereval._ties as _tk
+
+        pos = np.empty((n_rows, w), dtype=np.int64)
+        _tk.stored_positions(np.asarray(indptr, dtype=np.int64), ids, np.ascontiguousarray(out), out_len, pos,
+                             _n_threads(out.size))
+        got = data[pos] if data.size else np.zeros((n_rows, w), data.dtype)
+    return got.view(np.float16) if half else got
+
+
+def _restore_rankings(indices, lengths, ties=None):
+    return Rankings._from_padded(indices, lengths, ties=ties)
 
 
 def _filter_structure(items, n_rows, name):

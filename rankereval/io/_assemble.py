@@ -302,9 +302,10 @@ def _first_duplicate(q, d, n_docs):
 
 
 def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-              doc_word, depth=None):
+              doc_word, depth=None, ties="break"):
     """TrecData of the two sides; ``query_ids`` and ``doc_ids`` are pandas Indexes, or NumPy
-    arrays (the command line's reading, which needs no pandas)."""
+    arrays (the command line's reading, which needs no pandas). ``ties="keep"``: the
+    rankings record their groups of equal scores (or ranks)."""
     from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
 
     n_q, n_docs = len(query_ids), len(doc_ids)
@@ -417,13 +418,20 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         docs_sorted = run.d[perm] if all_kept else run.d[sel[perm]]
     # the lines in ranking order have ascending rows: each row's count is where the next starts
     counts = np.diff(np.append(np.searchsorted(rows_s, np.arange(n_rows, dtype=rows_s.dtype)), rows_s.size))
+    tie_flags = None
+    if ties == "keep":  # line t ties line t + 1 (same row, same key): tie_break only ordered them
+        tie_flags = np.zeros(rows_s.size, dtype=bool)
+        tie_flags[tied] = True
     n_truncated = 0
     if depth is not None and counts.size and counts.max() > depth:
         # trec_eval -M: the first ``depth`` documents of each ranking, after ordering
         n_truncated = int(np.count_nonzero(counts > depth))
         starts = np.cumsum(counts) - counts
         rows_in_order = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
-        docs_sorted = docs_sorted[np.arange(docs_sorted.size) - starts[rows_in_order] < depth]
+        within = np.arange(docs_sorted.size) - starts[rows_in_order] < depth
+        docs_sorted = docs_sorted[within]
+        if tie_flags is not None:
+            tie_flags = tie_flags[within]
         counts = np.minimum(counts, depth)
     if counts.size and counts.min() == counts.max() > 0:
         split = docs_sorted.reshape(n_rows, counts[0])  # equal lengths: a 2-D array, no padding
@@ -441,6 +449,14 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
             first, second = dup
             raise run.error(second, f"duplicate {doc_word} {_r(doc_ids[run.d[second]])} for query "
                                     f"{_r(query_ids[run.q[second]])} (first given {run.locate(first)})") from None
+    if tie_flags is not None:
+        # the flags in the rankings' padded layout; a row's last position ties nothing after it
+        ends = np.cumsum(counts)
+        tie_flags[ends[counts > 0] - 1] = False
+        row_of_line = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+        padded = np.zeros(rankings.indices.shape, dtype=bool)
+        padded[row_of_line, np.arange(tie_flags.size) - (ends - counts)[row_of_line]] = tie_flags
+        rankings = Rankings._from_padded(rankings.indices, rankings.lengths, ties=padded)
 
     report = ReadReport(
         qrels_source=lab.source,

@@ -76,7 +76,8 @@ def _flatten_dict(nested, arg, value_word):
     return q, d, v
 
 
-def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop", depth=None):
+def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop", depth=None, *,
+               ties="break"):
     """Labels and rankings from ranx-style dicts of dicts.
 
     Parameters
@@ -85,7 +86,7 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
         ``{query_id: {doc_id: relevance}}``.
     run : dict of dicts, or an object with ``to_dict()`` such as ``ranx.Run``
         ``{query_id: {doc_id: score}}``, higher scores first.
-    relevance_level, tie_break, missing, extra, depth
+    relevance_level, tie_break, missing, extra, depth, ties
         As in :func:`read_trec`; ``tie_break`` compares doc ids in their natural order.
 
     Returns
@@ -113,7 +114,7 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
     >>> data.score(NDCG(10)).round(4)
     array([0.6309, 1.    ])
     """
-    _check_options(relevance_level, tie_break, "score", missing, extra, depth)
+    _check_options(relevance_level, tie_break, "score", missing, extra, depth, ties)
     lq, ld, lv = _flatten_dict(qrels, "qrels", "relevance")
     rq, rd, rv = _flatten_dict(run, "run", "score")
 
@@ -121,7 +122,7 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
         return lambda row: f"entry [{_r(q[row])}][{_r(d[row])}]"
 
     return _from_columns((lq, ld, lv), (rq, rd, rv), (locate(lq, ld), locate(rq, rd)),
-                         relevance_level, tie_break, missing, extra, depth)
+                         relevance_level, tie_break, missing, extra, depth, ties)
 
 
 def _columns(records, arg, fields):
@@ -152,7 +153,8 @@ def _columns(records, arg, fields):
     return list(cols[0]), list(cols[1]), list(cols[2])
 
 
-def from_records(qrels, run, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop", depth=None):
+def from_records(qrels, run, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop", depth=None, *,
+                 ties="break"):
     """Labels and rankings from iterables of records, as ir_datasets and ir_measures give them.
 
     Parameters
@@ -189,7 +191,7 @@ def from_records(qrels, run, relevance_level=1, tie_break="trec_eval", missing="
     >>> from_records(qrels, run).score(Precision(1))
     array([0., 1.])
     """
-    _check_options(relevance_level, tie_break, "score", missing, extra, depth)
+    _check_options(relevance_level, tie_break, "score", missing, extra, depth, ties)
     lq, ld, lv = _columns(qrels, "qrels", _QRELS_FIELDS)
     rq, rd, rv = _columns(run, "run", _RUN_FIELDS)
 
@@ -197,14 +199,14 @@ def from_records(qrels, run, relevance_level=1, tie_break="trec_eval", missing="
         return f"record {row}"
 
     return _from_columns((lq, ld, lv), (rq, rd, rv), (locate, locate), relevance_level, tie_break, missing, extra,
-                         depth)
+                         depth, ties)
 
 
-def _from_columns(qrels, run, locators, relevance_level, tie_break, missing, extra, depth):
+def _from_columns(qrels, run, locators, relevance_level, tie_break, missing, extra, depth, ties="break"):
     """TrecData of the (queries, documents, values) columns of the qrels and the run, through
     the DataFrame path of :func:`from_dataframes`."""
     _check_ids(qrels[0], run[0], "query", ("qrels", "run"))
     _check_ids(qrels[1], run[1], "doc", ("qrels", "run"))
     return _from_frames(_frame(*qrels, "relevance"), _frame(*run, "score"), "query", "item", "relevance", "score",
                         None, "score", relevance_level, tie_break, missing, extra, depth, ("qrels", "run"),
-                        locators, "document")
+                        locators, "document", ties)

@@ -203,9 +203,11 @@ class TrecData:
 
         return labels_for(metric, self.binary_labels, self.numeric_labels)
 
-    def score(self, metric):
-        """Per-query scores of ``metric`` (ndarray aligned with :attr:`query_ids`)."""
-        return metric.score(self.labels_for(metric), self.rankings)
+    def score(self, metric, *, ties=None):
+        """Per-query scores of ``metric`` (ndarray aligned with :attr:`query_ids`); ``ties``
+        as in :meth:`Metric.score <rankereval.Metric.score>` (for runs read with
+        ``ties="keep"``)."""
+        return metric.score(self.labels_for(metric), self.rankings, ties=ties)
 
     def mean(self, metric, **kwargs):
         """``metric.mean`` on these labels and rankings; keyword arguments are passed on."""

@@ -13,7 +13,10 @@ from rankereval.io._source import _arrow_memory, _pandas
 
 
 
-def _check_options(relevance_level, tie_break, order_by, missing, extra, depth=None):
+def _check_options(relevance_level, tie_break, order_by, missing, extra, depth=None, ties="break"):
+    from rankereval.data._rankings import check_ties_keep
+
+    check_ties_keep(ties)
     if depth is not None:
         check_k(depth, "depth", allow_none=True)
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (Real, np.integer, np.floating)) \
@@ -36,7 +39,7 @@ def sample_paths():
 
 
 def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score", missing="drop",
-              extra="drop", progress=None, depth=None):
+              extra="drop", progress=None, depth=None, *, ties="break"):
     """Read a TREC qrels file and a TREC run file into labels and rankings.
 
     Parameters
@@ -68,6 +71,12 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     depth : int or None, default=None
         Keep only the first ``depth`` documents of each ranking, after ordering
         (``trec_eval -M``); None keeps them all.
+    ties : {'break', 'keep'}, default='break'
+        'keep' also records which documents have equal scores (or ranks) in
+        :attr:`Rankings.ties <rankereval.Rankings.ties>`, for metrics over every order of
+        the tied documents (``ties="expected"`` in :func:`rankereval.evaluate` and
+        :meth:`Metric.score <rankereval.Metric.score>`); the order is ``tie_break``'s
+        either way. With ``depth``, a group crossing the depth is cut there, as the run is.
 
     Returns
     -------
@@ -96,28 +105,29 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     >>> round(data.mean(AP(100)), 4)
     0.4909
     """
-    _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
+    _check_options(relevance_level, tie_break, order_by, missing, extra, depth, ties)
     _pandas()  # fail early, with an installation hint, if pandas is missing
     with _arrow_memory():
-        return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth)
+        return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
+                          ties=ties)
 
 
 def _read_trec_for_printing(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score",
-                            missing="drop", extra="drop", progress=None, depth=None):
+                            missing="drop", extra="drop", progress=None, depth=None, ties="break"):
     """:func:`read_trec` for the command line, which prints the query ids and looks up only
     a few document ids (ties, error messages): when every id is short (at most 8 bytes, as
     most query and document ids are) and the lines are plain, ``query_ids`` is a NumPy string
     array, ``doc_ids`` the packed ids (unpacked when read, see ``_PackedIdArray``), and
     neither pandas nor pyarrow is imported (together about 0.4 s of CPU, most of the time of
     an everyday file); otherwise the same TrecData as :func:`read_trec`."""
-    _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
+    _check_options(relevance_level, tie_break, order_by, missing, extra, depth, ties)
     with _arrow_memory():
         return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
-                          numpy_ids=True)
+                          numpy_ids=True, ties=ties)
 
 
 def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
-               numpy_ids=False):
+               numpy_ids=False, ties="break"):
     pq = _parse(qrels, _QRELS, progress)
     q_l, uq_l = pq.q.factorize(packed=True)
     d_l, ud_l = pq.d.factorize(packed=True)
@@ -156,7 +166,7 @@ def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra,
     run = side(pr, run_q, run_d)
     del lab_q, lab_d, run_q, run_d
     return _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-                     "document", depth)
+                     "document", depth, ties)
 
 
 def _is_packed(ids):
@@ -182,7 +192,7 @@ def order_columns(columns, score_col, rank_col, what):
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
                     rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop",
-                    depth=None):
+                    depth=None, *, ties="break"):
     """Labels and rankings from two pandas DataFrames in long format.
 
     Parameters
@@ -200,7 +210,7 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     score_col, rank_col : str or None
         Give one of them. If both are None: ``'score'`` if ``run`` has such a column, else
         ``'rank'``.
-    relevance_level, tie_break, missing, extra, depth
+    relevance_level, tie_break, missing, extra, depth, ties
         As in :func:`read_trec`. ``tie_break`` compares item ids in their natural order
         (numbers numerically, strings lexicographically).
 
@@ -235,7 +245,7 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     array([0., 1.])
     """
     order_by = "rank" if rank_col is not None else "score"
-    _check_options(relevance_level, tie_break, order_by, missing, extra, depth)
+    _check_options(relevance_level, tie_break, order_by, missing, extra, depth, ties)
     pd = _pandas()
     for df, what in ((labels, "labels"), (run, "run")):
         if not isinstance(df, pd.DataFrame):
@@ -254,11 +264,11 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
 
     return _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
                         tie_break, missing, extra, depth, ("labels DataFrame", "run DataFrame"),
-                        (locate(labels), locate(run)), "item")
+                        (locate(labels), locate(run)), "item", ties)
 
 
 def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
-                 tie_break, missing, extra, depth, sources, locators, doc_word):
+                 tie_break, missing, extra, depth, sources, locators, doc_word, ties="break"):
     """TrecData of two checked long-format DataFrames (of the user's, or built from dicts or
     records): ``sources`` name the two inputs and ``locators`` describe a row of each in
     error messages."""
@@ -303,7 +313,7 @@ def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_co
     lab = _Side(ql, dl, grades, None, len(labels), sources[0], lwhere, lshort)
     runs = _Side(qr, dr, values, ranks, len(run), sources[1], rwhere, rshort)
     return _assemble(lab, runs, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
-                     doc_word, depth)
+                     doc_word, depth, ties)
 
 
 _KINDS = {"integer": "numbers", "floating": "numbers", "mixed-integer-float": "numbers", "decimal": "numbers",

@@ -117,16 +117,35 @@ class Adjusted(Metric):
             y_pred = judged_rankings(labels, y_pred, self.name)
         return labels, y_pred
 
-    def _score_with(self, y_true, y_pred, relevance_level):
+    def _tie_refusal(self):
+        """Why this metric has no value over tied orders (None when it has one)."""
+        from rankereval.metrics._ties import refusal
+
+        if self.judged_only:
+            return f"{self.name} removes the unjudged items, which splits the tied groups"
+        return refusal(self.metric)
+
+    def _score_with(self, y_true, y_pred, relevance_level, ties=None):
+        if ties is not None and y_pred.has_ties and self.judged_only:
+            from rankereval.metrics._ties import tied_scores
+
+            return tied_scores(self, y_true, y_pred, ties)  # refused, with the reason
         labels, rankings = self._inputs(y_true, y_pred, relevance_level)
         self.metric._check_inputs(labels, rankings)
+        if ties is not None:
+            from rankereval.metrics._ties import tied_scores
+
+            return tied_scores(self.metric, labels, rankings, ties)
         return _score_many([self.metric], labels, rankings)[:, 0]
 
-    def score(self, y_true, y_pred):
+    def score(self, y_true, y_pred, *, ties=None):
         """Individual scores for each ranking (graded labels are thresholded at ``rel``, 1 when
-        it is None; see :meth:`Metric.score <rankereval.Metric.score>`)."""
+        it is None; see :meth:`Metric.score <rankereval.Metric.score>`, also for ``ties``)."""
+        from rankereval.metrics._ties import check_ties
+
+        ties = check_ties(ties)
         if not isinstance(y_true, Labels):
             raise TypeError(f"y_true must be BinaryLabels or NumericLabels, got {type(y_true).__name__}")
         if not isinstance(y_pred, Rankings):
             raise TypeError(f"y_pred must be Rankings, got {type(y_pred).__name__}")
-        return self._score_with(y_true, y_pred, 1)
+        return self._score_with(y_true, y_pred, 1, ties)

@@ -309,7 +309,7 @@ class Metric:
         power=..., norm=...)``; ``k=None`` is the whole ranking (see :func:`_score_many`)."""
         raise NotImplementedError
 
-    def score(self, y_true, y_pred):
+    def score(self, y_true, y_pred, *, ties=None):
         """Individual scores for each ranking.
 
         Parameters
@@ -318,6 +318,15 @@ class Metric:
             Ground truth labels: one row, or one row per ranking.
         y_pred : Rankings
             Rankings to be evaluated.
+        ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+            For rankings that keep their tied scores (``Rankings.from_scores(...,
+            ties="keep")``): 'expected' is the mean of the metric over every order of each
+            group of equal scores (computed exactly, in one pass, without enumerating the
+            orders), 'optimistic' / 'pessimistic' its value for the best / worst order of
+            each group. None scores the recorded order (equal scores by item id). Rankings
+            without recorded ties score the same under every choice. A metric without an
+            exact expected value over tied orders is refused with the reason (see
+            :doc:`/guide/ties`).
 
         Returns
         -------
@@ -330,12 +339,30 @@ class Metric:
             If ``y_true`` or ``y_pred`` are of incorrect type.
         ValueError
             If the numbers of label rows and rankings differ (and there is more than one
-            label row).
+            label row), ``ties`` is not one of its values, or the metric has no value over
+            tied orders.
+
+        Examples
+        --------
+        >>> from rankereval import BinaryLabels, Rankings, ReciprocalRank
+        >>> y_true = BinaryLabels.from_positive_indices([[2]])
+        >>> y_pred = Rankings.from_scores([[0.5, 0.5, 0.5, 0.5]], ties="keep")
+        >>> ReciprocalRank().score(y_true, y_pred)  # the order by item id
+        array([0.33333333])
+        >>> ReciprocalRank().score(y_true, y_pred, ties="expected")  # (1 + 1/2 + 1/3 + 1/4) / 4
+        array([0.52083333])
+        >>> ReciprocalRank().score(y_true, y_pred, ties="pessimistic")
+        array([0.25])
         """
+        from rankereval.metrics._ties import check_ties, tied_scores
+
+        ties = check_ties(ties)
         if type(self).info is None:
             raise TypeError(f"{type(self).__name__} is not a registered metric (give it an "
                             "`info = MetricInfo(...)` registry entry)")
         self._check_inputs(y_true, y_pred)
+        if ties is not None:
+            return tied_scores(self, y_true, y_pred, ties)
         return self._score(y_true, y_pred)
 
     def _score(self, y_true, y_pred):
@@ -353,6 +380,8 @@ class Metric:
         random_state=None,
         method="percentile",
         resampling="multinomial",
+        *,
+        ties=None,
     ):
         """Mean score over all rankings after handling NaN values.
 
@@ -383,6 +412,8 @@ class Metric:
             The classical bootstrap, or the Poisson bootstrap keyed by ranking position
             (row ``i`` has key ``i``), whose intervals :mod:`rankereval.dask` reproduces on
             a cluster; see :func:`rankereval.bootstrap.bootstrap_mean`.
+        ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+            How the scores of rankings with recorded ties are computed, as in :meth:`score`.
 
         Returns
         -------
@@ -419,7 +450,7 @@ class Metric:
 
         n, conf, method = _validate(n_bootstrap_samples, confidence, method,
                                     n_name="n_bootstrap_samples", conf_name="confidence")
-        raw = self.score(y_true, y_pred)
+        raw = self.score(y_true, y_pred, ties=ties)
         scores = self._handle_nan(raw, nan_handling)
         if not conf_interval:
             return _aggregate(self.info, scores)
@@ -437,6 +468,8 @@ class Metric:
         method="percentile",
         random_state=None,
         resampling="multinomial",
+        *,
+        ties=None,
     ):
         """Bootstrap distribution of the mean score, as a result object.
 
@@ -462,7 +495,7 @@ class Metric:
         from rankereval.bootstrap import _validate
 
         n, conf, method = _validate(n_resamples, confidence_level, method)
-        raw = self.score(y_true, y_pred)
+        raw = self.score(y_true, y_pred, ties=ties)
         scores = self._handle_nan(raw, nan_handling)
         return _bootstrap_scores(scores, n, conf, method, random_state, resampling,
                                  _row_keys(raw, nan_handling), self.info)

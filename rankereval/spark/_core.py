@@ -191,7 +191,7 @@ def _long_block(table, spec):
     try:
         data = from_dataframes(labels, run_pd, query_col=q, item_col=it, label_col=grade,
                                score_col=spec["score_col"], rank_col=spec["rank_col"],
-                               tie_break=spec["tie_break"])
+                               tie_break=spec["tie_break"], ties="keep" if spec.get("ties") else "break")
     except (TypeError, ValueError) as exc:
         raise _fail(f"{exc} (row numbers count within one Spark partition)") from exc
     return None, data.numeric_labels, data.rankings, np.asarray(data.query_ids)
@@ -266,7 +266,8 @@ def _table_scores(table, spec):
         return None
     binary, numeric, rankings, ids = block
     try:
-        scores = _score_columns(spec["columns"], binary, numeric, rankings, spec["relevance_level"])
+        scores = _score_columns(spec["columns"], binary, numeric, rankings, spec["relevance_level"],
+                                spec.get("ties"))
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     return ids, scores
@@ -324,7 +325,7 @@ def _scores_task(batches, spec, names):
 def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", grade_col="label",
              score_col=None, rank_col=None, relevance_level=1, nan_handling="propagate",
              conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             tie_break="trec_eval", npartitions=None, return_scores=False):
+             tie_break="trec_eval", npartitions=None, return_scores=False, ties=None):
     """Evaluate a run held in Spark DataFrames; the same :class:`~rankereval.Evaluation` as
     :func:`rankereval.evaluate`.
 
@@ -368,6 +369,11 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     return_scores : bool, default=False
         Also return the per-query scores as a lazy Spark DataFrame ``(query_col, one double
         column per metric)``; it is computed (once more, from the inputs) when used.
+    ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
+        Long layout: each partition's run is read with its ties kept and scored over the
+        orders of the tied items, as :func:`rankereval.evaluate` does with ``ties=``
+        (the tie report is left to it). The nested layout ranks ids without scores: no
+        ties to keep, so it refuses a mode.
 
     Returns
     -------
@@ -382,8 +388,11 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
         a null grade, score or id, a duplicate item in a query, a query with two rows (nested
         layout); the message names the column.
     """
+    from rankereval.metrics._ties import check_ties
+
     columns = _metric_columns(metrics)
     check_nan_handling(nan_handling)
+    ties = check_ties(ties)
     conf_interval = check_flag(conf_interval, "conf_interval")
     return_scores = check_flag(return_scores, "return_scores")
     n_boot, conf, _ = _validate(n_bootstrap_samples, confidence, "percentile",
@@ -400,6 +409,11 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
             random_state = int(_rng(random_state).integers(0, 2**63 - 1))
         seed = _seed(random_state)
     union, spec = _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
+    if ties is not None:
+        if spec["nested"]:
+            raise ValueError(f"ties={ties!r}: the nested layout ranks item ids without scores, so it has no "
+                             "ties to keep; give the run in the long layout with a score column")
+        spec["ties"] = ties  # (absent by default: the same spec, and task, as before)
     spec.update(columns=columns, relevance_level=relevance_level, nan_handling=nan_handling,
                 n_boot=n_boot if conf_interval else 0, seed=seed, geometric=_geometric(columns),
                 tie_break=tie_break, fail_once=_TEST_FAIL_ONCE)
