@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rankereval.metrics._binary import AP, Precision, Recall, Success
 from rankereval.metrics._graded import ERR, NDCG
+from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._trec import (
     Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
@@ -77,6 +78,13 @@ def _ndcg(cutoff, params):
     return NDCG(cutoff, relevance_scaling="power" if dcg == "exp-log2" else "identity")
 
 
+def _setp(cutoff, params):
+    relative = params.get("relative", False)
+    if not isinstance(relative, bool):
+        raise ValueError(f"relative must be True or False, got {relative!r}")
+    return SetRelativeP() if relative else SetP()
+
+
 def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
@@ -108,17 +116,19 @@ ENTRIES = [
     IrEntry("NumRel", "none", _REL, lambda k, p: NumRelevant(), _REL),
     # NumRet counts every retrieved document; with rel=, the relevant ones (num_rel_ret)
     IrEntry("NumRet", "none", _REL, _numret, _REL, aliases={"NumRelRet": {"rel": 1}}),
-    IrEntry("infAP", "none", _REL, unsupported=_NOT + " (inferred AP needs sampled judgements)"),
+    IrEntry("infAP", "none", _REL, lambda k, p: InfAP(), _REL,
+            note="trec_eval's infAP: documents of negative grade are pooled but unjudged"),
     IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
     IrEntry("RBP", "optional", ("p", "rel"), unsupported="ir_measures' RBP providers (cwl_eval, trectools) "
             "differ on graded labels; RBP and RBP@k without parameters are read as rankereval's rbp "
             "(grades as they are, p=0.8), rbp[p=...] sets p"),
-    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), unsupported=_NOT + " (set measures)",
+    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), _setp, ("rel", "relative", "judged_only"),
             aliases={"SetRelP": {"relative": True}}),
-    IrEntry("SetR", "none", _REL, unsupported=_NOT + " (set measures)"),
-    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), unsupported=_NOT + " (set measures)"),
-    IrEntry("SetAP", "none", _REL_J, unsupported=_NOT + " (set measures)"),
+    IrEntry("SetR", "none", _REL, lambda k, p: SetR(), _REL),
+    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), lambda k, p: SetF(float(p.get("beta", 1.0))),
+            ("rel", "beta", "judged_only")),
+    IrEntry("SetAP", "none", _REL_J, lambda k, p: SetAP(), _REL_J),
     IrEntry("Accuracy", "optional", _REL, unsupported=_NOT + " (ir_measures' pairwise accuracy)"),
     IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_NOT),
     IrEntry("Compat", "none", ("p", "normalize"), unsupported=_NOT + " (compatibility with an ideal ranking)"),
