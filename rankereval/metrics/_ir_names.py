@@ -89,7 +89,9 @@ def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
 
-_NOT = "not computed by rankereval"
+#: why the C/W/L measures (ir_measures' cwl_eval provider) are refused
+_CWL = ("a C/W/L measure (cwl_eval's user-browsing model: continuation, weight and last-probability "
+        "functions of the gains so far); rankereval's kernels do not implement that model yet")
 
 ENTRIES = [
     IrEntry("P", "required", _REL_J, lambda k, p: Precision(k), _REL_J, aliases={"Precision": {}}),
@@ -129,17 +131,23 @@ ENTRIES = [
     IrEntry("SetF", "none", ("rel", "beta", "judged_only"), lambda k, p: SetF(float(p.get("beta", 1.0))),
             ("rel", "beta", "judged_only")),
     IrEntry("SetAP", "none", _REL_J, lambda k, p: SetAP(), _REL_J),
-    IrEntry("Accuracy", "optional", _REL, unsupported=_NOT + " (ir_measures' pairwise accuracy)"),
-    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("Compat", "none", ("p", "normalize"), unsupported=_NOT + " (compatibility with an ideal ranking)"),
-    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_NOT + " (scaled DCG)"),
-    *(IrEntry(n, c, p, unsupported=_NOT) for n, c, p in (
+    IrEntry("Accuracy", "optional", _REL,
+            unsupported="ir_measures' pairwise accuracy (its accuracy provider: the share of ordered pairs "
+                        "of documents of different grades that the run orders as the grades do) is not "
+                        "implemented in rankereval's kernels yet"),
+    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("Compat", "none", ("p", "normalize"),
+            unsupported="compatibility with an ideal ranking (Clarke et al., an RBO of the run against the "
+                        "ideal orderings of the judgements) is not implemented in rankereval's kernels yet"),
+    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_CWL + " (scaled DCG)"),
+    *(IrEntry(n, c, p, unsupported=_CWL) for n, c, p in (
         ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
         ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
     # diversity measures: judgements per query intent (subtopic), which rankereval's labels do not hold
-    *(IrEntry(n, c, p, unsupported=_NOT + " (a diversity measure: needs judgements per intent)", aliases=a)
+    *(IrEntry(n, c, p, unsupported="a diversity measure: it needs judgements per intent "
+                                            "(subtopic), which rankereval's labels do not hold yet", aliases=a)
       for n, c, p, a in (
           ("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), {"α_nDCG": {}}),
           ("alpha_DCG", "optional", ("rel", "alpha", "judged_only"), {"α_DCG": {}}),
