@@ -31,7 +31,9 @@ _METRICS = (
     "IntraListDiversity", "Novelty", "SystemMetric", "TailShare", "long_tail_items", "popularity_from",
     "FirstRelevantRank", "HitRate", "MeanRanks", "Metric", "Precision", "Recall", "ReciprocalRank", "Success",
     "RPrecision", "NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "InterpolatedPrecision", "GMAP", "Bpref",
-    "Judged", "RBP", "ERR")
+    "Judged", "RBP", "ERR",
+    # trec_eval 10.0's other measures (rankereval.metrics._profile)
+    "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel", "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
@@ -83,6 +85,10 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         FirstRelevantRank, GiniIndex, HitRate, InterpolatedPrecision, IntraListDiversity, Judged, MeanRanks, Metric,
         Novelty, NumRelevant, NumRelevantRetrieved, NumRetrieved, Precision, Recall, ReciprocalRank, RPrecision,
         Success, SystemMetric, TailShare, long_tail_items, popularity_from)
+    from rankereval.metrics import (
+        RNDCG, BinG, ElevenPointAP, GMBpref, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved,
+        RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
+        Unjudged, Utility)
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -128,6 +134,25 @@ __all__ = [
     "Judged",
     "RBP",
     "ERR",
+    "GMBpref",
+    "InfAP",
+    "RPrecisionMultiple",
+    "Utility",
+    "ElevenPointAP",
+    "BinG",
+    "NormalizedGain",
+    "NDCGRel",
+    "RNDCG",
+    "RelativePrecision",
+    "SetP",
+    "SetRelativeP",
+    "SetR",
+    "SetAP",
+    "SetF",
+    "NumNonRelevantJudgedRetrieved",
+    "Unjudged",
+    "ScaledRBP",
+    "ScaledRBPResidual",
     "Novelty",
     "AveragePopularity",
     "TailShare",

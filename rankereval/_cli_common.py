@@ -73,11 +73,13 @@ def parse_metrics(texts, args, n_items=None):
             if not is_trec_name(name):
                 raise UsageError(f"{exc} (see 'rankereval metrics')") from None
         try:
-            measures = trec_measures(name)
+            measures = trec_measures(name, relevance_level=getattr(args, "relevance_level", 1))
         except ValueError as exc:
             raise UsageError(f"{exc}") from None
         for m in measures:
-            if m.column not in metrics:
+            if m.special:  # runid, num_q, relstring: lines the trec output writes, not metrics
+                trec.setdefault(m.column, m)
+            elif m.column not in metrics:
                 metrics[m.column] = m.metric
                 trec[m.column] = m
     return metrics, trec

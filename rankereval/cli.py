@@ -268,6 +268,22 @@ def _trec_column(values, integer, nan_handling):
     return texts
 
 
+def _trec_order(names, trec):
+    """The columns ``names`` with trec_eval's lines that are not measures (runid, num_q,
+    relstring: in ``trec`` with no column) put where trec_eval prints them: before the
+    first column that follows them in ``trec``'s order."""
+    specials = [n for n, m in trec.items() if m.special]
+    if not specials:
+        return list(names)
+    position = {n: i for i, n in enumerate(trec)}
+    out, pending = [], list(specials)
+    for n in names:
+        while pending and n in position and position[pending[0]] < position[n]:
+            out.append(pending.pop(0))
+        out.append(n)
+    return out + pending
+
+
 def _render_evaluation(ev, args, trec=None):
     """The output text of Evaluation ``ev`` for ``args.format`` (table, json, csv or trec);
     ``trec`` maps the columns named the trec_eval way to their TrecMeasure."""
@@ -281,15 +297,25 @@ def _render_evaluation(ev, args, trec=None):
     means = {n: _summary(ev, n, trec) for n in names}
     if args.format == "trec":
         lines = []
-        integer = {n: trec[n].integer if n in trec else False for n in names}
+        special = getattr(args, "trec_lines", {})
+        order = _trec_order(names, trec)
+        integer = {n: trec[n].integer if n in trec else False for n in order}
         if args.per_query:  # undefined values as the NaN handling says: 0 (trec_eval), left out, or nan
             # (gm_map: a summary only in trec_eval)
-            shown = [n for n in names if not (n in trec and not trec[n].per_query)]
-            texts = [_trec_column(col[n], integer[n], ev.nan_handling) for n in shown]
+            shown = [n for n in order if not (n in trec and not trec[n].per_query)]
+            texts = [special[n] if n in special else _trec_column(col[n], integer[n], ev.nan_handling)
+                     for n in shown]
             heads = [f"{n:<22}\t" for n in shown]
             for i, q in enumerate(qids):
                 lines.extend(f"{head}{q}\t{column[i]}" for head, column in zip(heads, texts) if column[i] is not None)
-        lines += [f"{n:<22}\tall\t{_trec_value(means[n], integer[n])}" for n in names]
+        for n in order:
+            kind = trec[n].special if n in trec else ""
+            if kind == "runid" and special.get(n) is not None:
+                lines.append(f"{n:<22}\tall\t{special[n]}")
+            elif kind == "num_q":
+                lines.append(f"{n:<22}\tall\t{len(qids)}")
+            elif not kind:
+                lines.append(f"{n:<22}\tall\t{_trec_value(means[n], integer[n])}")
         return "\n".join(lines) + "\n"
     if args.format == "json":
         obj = {}
@@ -398,9 +424,62 @@ def _run(args, qrels, run, out, err):
     system = {name: m.compute(data.rankings) for name, m in metrics.items() if isinstance(m, SystemMetric)}
     ranking = {name: m for name, m in metrics.items() if not isinstance(m, SystemMetric)}
     args.n_queries = data.rankings.n_rows
+    args.trec_lines = _trec_lines(trec, data, run)
     ev = evaluate(data, ranking, args, err) if ranking else None
     out.write(render(ev, args, trec, system))
     return 0
+
+
+def _trec_lines(trec, data, run):
+    """The values of trec_eval's lines that are not measures (TrecMeasure.special), by
+    column: runid's tag (None when the run came from standard input), relstring's string
+    per query; num_q is the number of queries, which the output knows."""
+    out = {}
+    for column, m in trec.items():
+        if m.special == "runid":
+            out[column] = _run_tag(run)
+        elif m.special == "relstring":
+            from rankereval.metrics._profile import relevance_strings
+
+            out[column] = relevance_strings(data.numeric_labels, data.rankings, m.param)
+    return out
+
+
+def _run_tag(run):
+    """The tag of a run file's last line, as trec_eval prints it (runid); None for a stream."""
+    if not isinstance(run, (str, os.PathLike)):
+        return None
+    import gzip
+
+    with open(run, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    if gz:
+        tag = None
+        with gzip.open(run, "rb") as fh:
+            for line in fh:
+                tag = _line_tag(line, tag)
+        return tag
+    with open(run, "rb") as fh:  # the last lines only
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        block = 1 << 16
+        while True:
+            start = max(0, size - block)
+            fh.seek(start)
+            lines = fh.read().splitlines()[1 if start else 0:]
+            tag = None
+            for line in lines:
+                tag = _line_tag(line, tag)
+            if tag is not None or start == 0:
+                return tag
+            block *= 4
+
+
+def _line_tag(line, tag):
+    fields = line.split()
+    if len(fields) >= 6 and not fields[0].startswith(b"#"):
+        return fields[5].decode("utf-8", "replace")
+    return tag
 
 
 def main(argv=None):

@@ -465,3 +465,112 @@ def score_rows(metric_fn, label_rows, rankings, judged_rows=None, **params):
             extra["judged"] = None if judged_rows is None else set(judged_rows[i])
         scores.append(float(metric_fn(labels, list(ranking), **extra, **params)))
     return scores
+
+
+# ---- trec_eval 10.0's other measures (rankereval.metrics._profile): the literal loops of
+# tests/reference_trec.py over trec_eval's view of the query; NaN where rankereval documents
+# NaN (no relevant item; trec_eval leaves 0 there)
+import reference_trec as _rt  # noqa: E402
+
+
+def _nan_if_no_relevant(labels, value):
+    return math.nan if not any(v > 0 for v in labels.values()) else value
+
+
+def _binary_profile(labels, ranking, judged):
+    return _rt.profile(labels, ranking, judged)
+
+
+def _judged_profile(labels, ranking, judged):
+    if judged is None:
+        raise ValueError("needs judgments")
+    return _rt.profile(labels, ranking, judged)
+
+
+def _graded_profile(labels, ranking):
+    return _rt.profile({i: v for i, v in labels.items() if v > 0}, ranking, None, binary=False)
+
+
+def ref_infap(labels, ranking, judged=None):
+    return _nan_if_no_relevant(labels, _rt.infap(*_judged_profile(labels, ranking, judged)))
+
+
+def ref_gmbpref(labels, ranking, judged=None):
+    return _nan_if_no_relevant(labels, _rt.bpref(*_judged_profile(labels, ranking, judged)))
+
+
+def ref_rprec_mult(labels, ranking, multiplier):
+    return _nan_if_no_relevant(labels, _rt.rprec_mult(*_binary_profile(labels, ranking, None), multiplier))
+
+
+def ref_utility(labels, ranking):
+    return float(_rt.utility(*_binary_profile(labels, ranking, None)))
+
+
+def ref_11pt(labels, ranking):
+    return _nan_if_no_relevant(labels, _rt.pt11(*_binary_profile(labels, ranking, None)))
+
+
+def ref_bing(labels, ranking):
+    return _nan_if_no_relevant(labels, _rt.bin_g(*_binary_profile(labels, ranking, None)))
+
+
+def ref_g(labels, ranking):
+    return _nan_if_no_relevant(labels, _rt.g(*_graded_profile(labels, ranking)))
+
+
+def ref_ndcg_rel(labels, ranking):
+    return _nan_if_no_relevant(labels, _rt.ndcg_rel(*_graded_profile(labels, ranking)))
+
+
+def ref_rndcg(labels, ranking, relevance_level=1.0):
+    if not any(v >= relevance_level for v in labels.values()):
+        return math.nan
+    return _rt.rndcg(*_graded_profile(labels, ranking), level=relevance_level)
+
+
+def ref_relative_p(labels, ranking, k):
+    return _nan_if_no_relevant(labels, _rt.relative_p(*_binary_profile(labels, ranking, None), k))
+
+
+def _set(labels, ranking, which, beta=1.0):
+    value = _rt.set_measures(*_binary_profile(labels, ranking, None), beta=beta)[which]
+    if which in (0, 1, 3) and not ranking:
+        return math.nan
+    return _nan_if_no_relevant(labels, value)
+
+
+def ref_unjudged(labels, ranking, k, judged=None):
+    return _rt.unj(_judged_profile(labels, ranking, judged)[0], k)
+
+
+def ref_scaled_rbp(labels, ranking, p=0.9):
+    return _nan_if_no_relevant(labels, _rt.rbp(*_graded_profile(labels, ranking), p=p))
+
+
+def ref_scaled_rbp_resid(labels, ranking, p=0.9, judged=None):
+    return _rt.rbp_resid(_judged_profile(labels, ranking, judged)[0], p=p)
+
+
+REFERENCE.update({
+    "InfAP": ref_infap,
+    "GMBpref": ref_gmbpref,
+    "RPrecisionMultiple": ref_rprec_mult,
+    "Utility": ref_utility,
+    "ElevenPointAP": ref_11pt,
+    "BinG": ref_bing,
+    "NormalizedGain": ref_g,
+    "NDCGRel": ref_ndcg_rel,
+    "RNDCG": ref_rndcg,
+    "RelativePrecision": ref_relative_p,
+    "SetP": lambda labels, ranking: _set(labels, ranking, 0),
+    "SetRelativeP": lambda labels, ranking: _set(labels, ranking, 1),
+    "SetR": lambda labels, ranking: _set(labels, ranking, 2),
+    "SetAP": lambda labels, ranking: _set(labels, ranking, 3),
+    "SetF": lambda labels, ranking, beta=1.0: _set(labels, ranking, 4, beta),
+    "NumNonRelevantJudgedRetrieved": lambda labels, ranking, judged=None: float(
+        _rt.num_nonrel_judged_ret(*_judged_profile(labels, ranking, judged))),
+    "Unjudged": ref_unjudged,
+    "ScaledRBP": ref_scaled_rbp,
+    "ScaledRBPResidual": ref_scaled_rbp_resid,
+})

@@ -882,8 +882,11 @@ def metric_params(cls):
 
 
 def _documented_nan(name, params, n_rel, length, n_judged=0):
-    if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved"):
-        return False  # counts: never NaN
+    if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "NumNonRelevantJudgedRetrieved",
+                "Utility", "Unjudged", "ScaledRBPResidual"):
+        return False  # counts and trec_eval's always-defined measures: never NaN
+    if name in ("SetP", "SetRelativeP", "SetAP") and length == 0:
+        return True
     if name == "Judged":
         return n_judged == 0 or length == 0
     if n_rel == 0:
@@ -950,7 +953,8 @@ def check_scores(metric, y_true, y_pred, out):
     takes_judged = "judged" in inspect.signature(ref_fn).parameters
     for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
         v = float(out[i])
-        n_rel = sum(1 for x in labels.values() if x > 0)
+        # (RNDCG: relevant from its relevance_level on)
+        n_rel = sum(1 for x in labels.values() if x > 0 and x >= params.get("relevance_level", 0))
         n_judged = 0 if judged_rows is None else len(judged_rows[i])
         extra = {"judged": None if judged_rows is None else judged_rows[i]} if takes_judged else {}
         try:
@@ -968,6 +972,8 @@ def check_scores(metric, y_true, y_pred, out):
             assert 0.0 <= v <= 1.0, f"{name}{params} row {i} = {v!r} outside [0, 1]"
         elif name in RANKS:
             assert v >= 1.0, f"{name} row {i} = {v!r} < 1"
+        elif name == "Utility":  # relevant minus non-relevant retrieved
+            assert abs(v) <= len(ranking), f"{name} row {i} = {v!r} beyond the ranking's length"
         else:
             assert v >= 0.0, f"{name} row {i} = {v!r} < 0"
         if expected is None or (name == "DCG" and (math.isinf(v) or math.isinf(expected))):

@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from rankereval import AP, NDCG, BinaryLabels, NumericLabels, Precision, Rankings, evaluate
+from rankereval import (AP, NDCG, BinaryLabels, InfAP, NumericLabels, Precision, Rankings, SetAP, SetF, SetP, SetR,
+                        SetRelativeP, evaluate)
 from rankereval.cli import main
 from rankereval.compare import compare
 from rankereval.metrics import Adjusted, from_name, metric_names
@@ -164,8 +165,9 @@ def test_every_ir_measures_measure_is_read_or_refused_with_a_reason():
     ("nDCG(gains={0: 0, 1: 1})@10", "parameter 'gains' is not supported: custom gains"),
     ("nDCG(dcg='exp')@10", "dcg must be 'log2' or 'exp-log2'"),
     ("nDCG(rel=2)@10", "nDCG has no parameter 'rel'"),
-    ("infAP", "is not supported: .*inferred AP"),
-    ("SetP(rel=2)", "is not supported: .*set measures"),
+    ("NumQ", "is not supported: .*number of queries"),
+    ("Compat(p=0.9)", "is not supported: .*compatibility"),
+    ("SetP(relative=1)", "relative must be True or False"),
     ("P", "P needs a cutoff, e.g. P@10"),
     ("P@0", "the cutoff must be an integer > 0"),
     ("P@x", "the cutoff after @ must be an integer > 0"),
@@ -189,6 +191,9 @@ def test_bad_ir_measures_names(name, match):
     ("AP@100", AP(100, denominator="relevant")),  # trec_eval's map_cut_100, not ap@100
     ("P(rel=2)@5", Adjusted(Precision(5), rel=2)), ("AP(judged_only=True)", Adjusted(AP(), judged_only=True)),
     ("nDCG(dcg='exp-log2')@10", NDCG(10, relevance_scaling="power")),
+    ("infAP", InfAP()), ("SetP", SetP()), ("SetRelP", SetRelativeP()), ("SetP(relative=True)", SetRelativeP()),
+    ("SetP(rel=2)", Adjusted(SetP(), rel=2)), ("SetR", SetR()), ("SetF", SetF()), ("SetF(beta=0.5)", SetF(0.5)),
+    ("SetAP", SetAP()), ("SetAP(judged_only=True)", Adjusted(SetAP(), judged_only=True)),
 ])
 def test_names_map_onto_rankereval_metrics(ir_name, ours):
     got = from_name(ir_name)
@@ -227,7 +232,8 @@ def test_table_rows_cover_every_entry():
     by_name = {r[0].split(" ")[0]: r for r in rows}
     assert by_name["AP[@k]"][2] == "ap; @k: ap@k[relevant]"
     assert by_name["P@k"][1:] == ("rel, judged_only", "p@k", "")
-    assert by_name["infAP"][2].startswith("not supported: ")
+    assert by_name["NumQ"][2].startswith("not supported: ")
+    assert by_name["infAP"][2] == "infap"
 
 
 # ----------------------------------------------------------------------------------------

@@ -129,6 +129,8 @@ class Labels:
         >>> y.with_judged([[0, 2, 5], [1, 3]]).judged.indices_to_list()
         [[0, 2, 5], [1, 3]]
         """
+        # the judgments of the judged items, when given, are the pool (see rankereval.io): kept
+        pool = judged._judged if isinstance(judged, Labels) else None
         if isinstance(judged, Labels):
             judged = BinaryLabels._from_canonical(judged._indptr, judged._indices, None, judged._n_items, shared=True)
         else:
@@ -146,6 +148,10 @@ class Labels:
         out._judged = BinaryLabels._from_canonical(judged._indptr.astype(dt, copy=False),
                                                     judged._indices.astype(dt, copy=False), None,
                                                     n_items, shared=True)
+        if pool is not None and pool._n_items <= n_items:
+            out._judged._judged = BinaryLabels._from_canonical(pool._indptr.astype(dt, copy=False),
+                                                               pool._indices.astype(dt, copy=False), None,
+                                                               n_items, shared=True)
         return out
 
     def _check_judged(self, judged, width):

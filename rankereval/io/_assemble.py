@@ -368,6 +368,9 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     # the relevant ones whatever their grade; for Bpref, Judged and RBP's residual
     judged = (grades >= 0) | relevant
     judged_labels = _labels_of(BinaryLabels, rows_l, docs_l, judged, n_rows, n_docs)
+    if n_negative:  # the pool: every judgement line, also "in the pool, not judged" (infAP)
+        pool = _labels_of(BinaryLabels, rows_l, docs_l, np.ones(grades.shape[0], dtype=bool), n_rows, n_docs)
+        judged_labels = judged_labels.with_judged(pool)
     binary = binary.with_judged(judged_labels)
     numeric = numeric.with_judged(judged_labels)
 

@@ -40,6 +40,10 @@ from rankereval.metrics._graded import DCG, NDCG  # isort: skip
 from rankereval.metrics._trec import (  # isort: skip
     GMAP, Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
 from rankereval.metrics._graded import ERR, RBP  # isort: skip
+from rankereval.metrics._trec import GMBpref  # isort: skip
+from rankereval.metrics._profile import (  # isort: skip
+    RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
+    RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -71,6 +75,25 @@ __all__ = [
     "Judged",
     "RBP",
     "ERR",
+    "GMBpref",
+    "InfAP",
+    "RPrecisionMultiple",
+    "Utility",
+    "ElevenPointAP",
+    "BinG",
+    "NormalizedGain",
+    "NDCGRel",
+    "RNDCG",
+    "RelativePrecision",
+    "SetP",
+    "SetRelativeP",
+    "SetR",
+    "SetAP",
+    "SetF",
+    "NumNonRelevantJudgedRetrieved",
+    "Unjudged",
+    "ScaledRBP",
+    "ScaledRBPResidual",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -169,9 +169,10 @@ class MetricInfo:
             if self.kernel not in _beyond.KERNELS:
                 raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval._beyond; "
                                  f"known: {sorted(_beyond.KERNELS)}")
-        elif self.kernel not in _kernels.METRIC_IDS:
+        elif self.kernel not in _kernels.METRIC_IDS and self.kernel != "profile":
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
-                             f"known: {sorted(_kernels.METRIC_IDS)}")
+                             f"known: {sorted(_kernels.METRIC_IDS)} (or 'profile': "
+                             "rankereval.metrics._profile)")
         if self.aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}")
         if self.at != "k" and self.at not in self.reals:
@@ -564,7 +565,18 @@ def _score_many(metrics, y_true, y_pred):
     largest cutoff, and every metric reduces the hits within its own cutoff.
 
     ``_kernel_args`` may also name another reduction than the class's (``kernel``), a real
-    parameter (``param``) and whether it reads the judged items (``judged``)."""
+    parameter (``param``) and whether it reads the judged items (``judged``). The metrics of
+    the relevance profile (``MetricInfo.kernel == "profile"``) are scored together by
+    :func:`rankereval.metrics._profile.score_profiles`."""
+    if any(type(m).info.kernel == "profile" for m in metrics):
+        score_profiles = _PROFILE_SCORER[0]  # set by rankereval.metrics._profile, which defines them
+        own = [j for j, m in enumerate(metrics) if type(m).info.kernel == "profile"]
+        rest = [j for j, m in enumerate(metrics) if type(m).info.kernel != "profile"]
+        out = np.empty((y_pred.n_rows, len(metrics)), dtype=np.float64)
+        out[:, own] = score_profiles([metrics[j] for j in own], y_true, y_pred)
+        if rest:
+            out[:, rest] = _score_many([metrics[j] for j in rest], y_true, y_pred)
+        return out
     ranks = y_pred.indices
     args = [m._kernel_args(y_true, y_pred) for m in metrics]
     ids = np.array([_kernels.METRIC_IDS[a["kernel"]] if "kernel" in a else type(m)._kernel_id
@@ -621,6 +633,11 @@ def _score_many(metrics, y_true, y_pred):
         j_ind,
     )
     return out
+
+
+#: the scorer of the profile metrics (``rankereval.metrics._profile.score_profiles``), put here
+#: by that module (which imports this one) when it defines them
+_PROFILE_SCORER = [None]
 
 
 def _restore_metric(cls, params):

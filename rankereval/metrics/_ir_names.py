@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rankereval.metrics._binary import AP, Precision, Recall, Success
 from rankereval.metrics._graded import ERR, NDCG
+from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._trec import (
     Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
@@ -77,11 +78,20 @@ def _ndcg(cutoff, params):
     return NDCG(cutoff, relevance_scaling="power" if dcg == "exp-log2" else "identity")
 
 
+def _setp(cutoff, params):
+    relative = params.get("relative", False)
+    if not isinstance(relative, bool):
+        raise ValueError(f"relative must be True or False, got {relative!r}")
+    return SetRelativeP() if relative else SetP()
+
+
 def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
 
-_NOT = "not computed by rankereval"
+#: why the C/W/L measures (ir_measures' cwl_eval provider) are refused
+_CWL = ("a C/W/L measure (cwl_eval's user-browsing model: continuation, weight and last-probability "
+        "functions of the gains so far); rankereval's kernels do not implement that model yet")
 
 ENTRIES = [
     IrEntry("P", "required", _REL_J, lambda k, p: Precision(k), _REL_J, aliases={"Precision": {}}),
@@ -108,28 +118,36 @@ ENTRIES = [
     IrEntry("NumRel", "none", _REL, lambda k, p: NumRelevant(), _REL),
     # NumRet counts every retrieved document; with rel=, the relevant ones (num_rel_ret)
     IrEntry("NumRet", "none", _REL, _numret, _REL, aliases={"NumRelRet": {"rel": 1}}),
-    IrEntry("infAP", "none", _REL, unsupported=_NOT + " (inferred AP needs sampled judgements)"),
+    IrEntry("infAP", "none", _REL, lambda k, p: InfAP(), _REL,
+            note="trec_eval's infAP: documents of negative grade are pooled but unjudged"),
     IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
     IrEntry("RBP", "optional", ("p", "rel"), unsupported="ir_measures' RBP providers (cwl_eval, trectools) "
             "differ on graded labels; RBP and RBP@k without parameters are read as rankereval's rbp "
             "(grades as they are, p=0.8), rbp[p=...] sets p"),
-    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), unsupported=_NOT + " (set measures)",
+    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), _setp, ("rel", "relative", "judged_only"),
             aliases={"SetRelP": {"relative": True}}),
-    IrEntry("SetR", "none", _REL, unsupported=_NOT + " (set measures)"),
-    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), unsupported=_NOT + " (set measures)"),
-    IrEntry("SetAP", "none", _REL_J, unsupported=_NOT + " (set measures)"),
-    IrEntry("Accuracy", "optional", _REL, unsupported=_NOT + " (ir_measures' pairwise accuracy)"),
-    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("Compat", "none", ("p", "normalize"), unsupported=_NOT + " (compatibility with an ideal ranking)"),
-    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_NOT),
-    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_NOT + " (scaled DCG)"),
-    *(IrEntry(n, c, p, unsupported=_NOT) for n, c, p in (
+    IrEntry("SetR", "none", _REL, lambda k, p: SetR(), _REL),
+    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), lambda k, p: SetF(float(p.get("beta", 1.0))),
+            ("rel", "beta", "judged_only")),
+    IrEntry("SetAP", "none", _REL_J, lambda k, p: SetAP(), _REL_J),
+    IrEntry("Accuracy", "optional", _REL,
+            unsupported="ir_measures' pairwise accuracy (its accuracy provider: the share of ordered pairs "
+                        "of documents of different grades that the run orders as the grades do) is not "
+                        "implemented in rankereval's kernels yet"),
+    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("Compat", "none", ("p", "normalize"),
+            unsupported="compatibility with an ideal ranking (Clarke et al., an RBO of the run against the "
+                        "ideal orderings of the judgements) is not implemented in rankereval's kernels yet"),
+    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
+    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_CWL + " (scaled DCG)"),
+    *(IrEntry(n, c, p, unsupported=_CWL) for n, c, p in (
         ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
         ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
     # diversity measures: judgements per query intent (subtopic), which rankereval's labels do not hold
-    *(IrEntry(n, c, p, unsupported=_NOT + " (a diversity measure: needs judgements per intent)", aliases=a)
+    *(IrEntry(n, c, p, unsupported="a diversity measure: it needs judgements per intent "
+                                            "(subtopic), which rankereval's labels do not hold yet", aliases=a)
       for n, c, p, a in (
           ("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), {"α_nDCG": {}}),
           ("alpha_DCG", "optional", ("rel", "alpha", "judged_only"), {"α_DCG": {}}),

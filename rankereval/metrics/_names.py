@@ -50,7 +50,10 @@ def metric_names(aliases=False):
     >>> metric_names()  # doctest: +NORMALIZE_WHITESPACE
     ['p', 'recall', 'f1', 'hitrate', 'ap', 'success', 'rr', 'meanranks', 'firstrelevantrank',
      'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
-     'bpref', 'judged', 'novelty', 'arp', 'tailshare', 'ild', 'coverage', 'entropy', 'gini']
+     'bpref', 'gmbpref', 'judged', 'infap', 'rprecmult', 'utility', '11ptavg', 'bing', 'g',
+     'ndcgrel', 'rndcg', 'relp', 'setp', 'setrelp', 'setr', 'setap', 'setf', 'numnonreljudgedret',
+     'unj', 'scaledrbp', 'scaledrbpresid', 'novelty', 'arp', 'tailshare', 'ild', 'coverage',
+     'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """

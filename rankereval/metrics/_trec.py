@@ -301,6 +301,39 @@ class Bpref(_WholeRankingMetric):
         return {"k": None, "judged": True}
 
 
+class GMBpref(Bpref):
+    r"""Bpref averaged geometrically (trec_eval's ``gm_bpref``). Needs labels with judgments.
+
+    Per ranking the same value as :class:`Bpref`; :meth:`~rankereval.Metric.mean` (and
+    :func:`rankereval.evaluate`) average geometrically with every score floored at
+    :math:`10^{-5}`, as :class:`GMAP` does for AP:
+
+    .. math::
+
+        \mathrm{GMBpref} = \exp\Big(\frac{1}{n} \sum_{q=1}^{n} \log \max(\mathrm{bpref}_q, 10^{-5})\Big).
+
+    Notes
+    -----
+    trec_eval prints gm_bpref only in its summary. Edge cases: those of :class:`Bpref`.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, GMBpref
+    >>> y_true = BinaryLabels.from_positive_indices([[1], [1]]).with_judged([[1, 7], [1, 7]])
+    >>> y_pred = Rankings.from_ranked_indices([[1, 7], [7, 1]])
+    >>> GMBpref().score(y_true, y_pred)
+    array([1., 0.])
+    >>> round(GMBpref().mean(y_true, y_pred), 6)  # sqrt(1 * 1e-5)
+    0.003162
+    """
+
+    info = MetricInfo(
+        name="gmbpref", kernel="bpref", cutoff="none", judged=True, aliases=("geometricbpref",),
+        summary="GM-bpref: bpref per ranking, averaged geometrically (trec_eval gm_bpref)",
+        aggregate="geometric",
+    )
+
+
 class Judged(_OptionalCutoffMetric):
     r"""Judged@k: the fraction of the top k that is judged (ir_measures' ``Judged@k``).
     Needs labels with judgments.
@@ -351,4 +384,4 @@ class Judged(_OptionalCutoffMetric):
 
 
 __all__ = ["RPrecision", "NumRelevant", "NumRetrieved", "NumRelevantRetrieved",
-           "InterpolatedPrecision", "GMAP", "Bpref", "Judged"]
+           "InterpolatedPrecision", "GMAP", "Bpref", "GMBpref", "Judged"]

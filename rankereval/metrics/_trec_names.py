@@ -31,10 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankereval.metrics._binary import AP, HitRate, Precision, Recall, Success
-from rankereval.metrics._graded import NDCG
+from rankereval.metrics._graded import NDCG, RBP
 from rankereval.metrics._rank import ReciprocalRank
+from rankereval.metrics._profile import (
+    RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
+    RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
 from rankereval.metrics._trec import (
-    GMAP, Bpref, InterpolatedPrecision, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
+    GMAP, Bpref, GMBpref, InterpolatedPrecision, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
 
 #: trec_eval's default cutoffs of P, recall, ndcg_cut, map_cut, relative_P, Rprec_mult...
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -61,6 +64,7 @@ class _Entry:
     integer: bool = False  # printed as an integer by trec_eval
     unsupported: str = ""  # why rankereval does not compute it (when ``build`` is None)
     per_query: bool = True  # trec_eval prints a value per query (gm_map: the summary only)
+    special: str = ""  # a line that is not a measure: the command line writes it (see TrecMeasure)
 
     def column(self, value):
         if self.param == "none":
@@ -70,12 +74,15 @@ class _Entry:
         return f"{self.base}_{value}"
 
 
-_UNSUPPORTED = "not computed by rankereval"
+_PREFS = ("a preference measure: it reads trec_eval's preference judgements (qrels_prefs format, "
+          "pairs of documents), which rankereval's readers do not")
+_JG = ("a judgement-group measure: it reads trec_eval's qrels_jg format (several judges' groups per "
+       "query), which rankereval's readers do not")
 
 _ENTRIES = [
-    _Entry("runid", "none", unsupported="the run's tag, not a measure (rankereval does not read the tag)"),
-    _Entry("num_q", "none", unsupported="the number of queries, not a per-query measure (every output "
-                                        "of rankereval states it)"),
+    # not measures: the command line prints them as trec_eval does (TrecMeasure.special)
+    _Entry("runid", "none", special="runid", per_query=False),
+    _Entry("num_q", "none", special="num_q", per_query=False, integer=True),
     _Entry("num_ret", "none", build=lambda: NumRetrieved(), aggregate=_sum, integer=True),
     _Entry("num_rel", "none", build=lambda: NumRelevant(), aggregate=_sum, integer=True),
     _Entry("num_rel_ret", "none", build=lambda: NumRelevantRetrieved(), aggregate=_sum, integer=True),
@@ -89,50 +96,61 @@ _ENTRIES = [
     _Entry("recip_rank", "none", build=lambda: ReciprocalRank()),
     _Entry("iprec_at_recall", "level", _RECALL_LEVELS, build=lambda x: InterpolatedPrecision(x)),
     _Entry("P", "cutoff", _CUTOFFS, build=lambda k: Precision(k)),
-    _Entry("relstring", "cutoff", (10,), unsupported="a string of relevance values, not a measure"),
+    _Entry("relstring", "cutoff", (10,), special="relstring"),
     _Entry("recall", "cutoff", _CUTOFFS, build=lambda k: Recall(k)),
-    _Entry("infAP", "none", unsupported=_UNSUPPORTED + " (inferred AP needs sampled judgements)"),
-    _Entry("gm_bpref", "none", unsupported=_UNSUPPORTED),
-    _Entry("Rprec_mult", "level", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), unsupported=_UNSUPPORTED),
-    _Entry("utility", "none", unsupported=_UNSUPPORTED),
-    _Entry("11pt_avg", "none", unsupported=_UNSUPPORTED),
-    _Entry("binG", "none", unsupported=_UNSUPPORTED),
-    _Entry("G", "none", unsupported=_UNSUPPORTED),
+    # pooled but unjudged documents (negative grades) are told from those outside the pool
+    _Entry("infAP", "none", build=lambda: InfAP()),
+    _Entry("gm_bpref", "none", build=lambda: GMBpref(), per_query=False),
+    _Entry("Rprec_mult", "level", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+           build=lambda x: RPrecisionMultiple(x)),
+    _Entry("utility", "none", build=lambda: Utility()),
+    _Entry("11pt_avg", "none", build=lambda: ElevenPointAP()),
+    _Entry("binG", "none", build=lambda: BinG()),
+    _Entry("G", "none", build=lambda: NormalizedGain()),
     # trec_eval's ndcg: the qrels grades as linear gains, log2 discount, the ideal over all
     # judged documents; NDCG does not depend on the logarithm's base
     _Entry("ndcg", "none", build=lambda: NDCG()),
-    _Entry("ndcg_rel", "none", unsupported=_UNSUPPORTED),
-    _Entry("Rndcg", "none", unsupported=_UNSUPPORTED),
+    _Entry("ndcg_rel", "none", build=lambda: NDCGRel()),
+    _Entry("Rndcg", "none", build=lambda: RNDCG()),
     _Entry("ndcg_cut", "cutoff", _CUTOFFS, build=lambda k: NDCG(k)),
     # AP of the top k divided by R (rankereval's map@k divides by min(k, R))
     _Entry("map_cut", "cutoff", _CUTOFFS, build=lambda k: AP(k, denominator="relevant")),
-    _Entry("relative_P", "cutoff", _CUTOFFS, unsupported=_UNSUPPORTED),
+    _Entry("relative_P", "cutoff", _CUTOFFS, build=lambda k: RelativePrecision(k)),
     _Entry("success", "cutoff", (1, 5, 10), build=lambda k: Success(k)),
-    _Entry("set_P", "none", unsupported=_UNSUPPORTED),
-    _Entry("set_relative_P", "none", unsupported=_UNSUPPORTED),
-    _Entry("set_recall", "none", unsupported=_UNSUPPORTED),
-    _Entry("set_map", "none", unsupported=_UNSUPPORTED),
-    _Entry("set_F", "none", unsupported=_UNSUPPORTED),
-    _Entry("num_nonrel_judged_ret", "none", integer=True, aggregate=_sum, unsupported=_UNSUPPORTED),
+    _Entry("set_P", "none", build=lambda: SetP()),
+    _Entry("set_relative_P", "none", build=lambda: SetRelativeP()),
+    _Entry("set_recall", "none", build=lambda: SetR()),
+    _Entry("set_map", "none", build=lambda: SetAP()),
+    _Entry("set_F", "none", build=lambda: SetF()),
+    _Entry("num_nonrel_judged_ret", "none", build=lambda: NumNonRelevantJudgedRetrieved(), aggregate=_sum,
+           integer=True),
     # not RBP(p=0.9): trec_eval divides each query's grades by the largest (gains in [0, 1])
-    _Entry("rbp", "none", unsupported="trec_eval's rbp scales each query's grades into [0, 1]; "
-                                      "rankereval's RBP uses them as they are (the same with 0/1 grades)"),
-    _Entry("rbp_resid", "none", unsupported="see rbp"),
-    _Entry("unj", "cutoff", (5, 10, 20), unsupported=_UNSUPPORTED),
+    _Entry("rbp", "none", build=lambda: ScaledRBP()),
+    _Entry("rbp_resid", "none", build=lambda: ScaledRBPResidual()),
+    _Entry("unj", "cutoff", (5, 10, 20), build=lambda k: Unjudged(k)),
+    # trec_eval's measures of preferences and judgement groups (its all_prefs, prefs and
+    # qrels_jg sets): their judgements come in other file formats
+    *(_Entry(b, "none", unsupported=_PREFS) for b in (
+        "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+        "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")),
+    *(_Entry(b, "none", unsupported=_JG) for b in ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap")),
 ]
 
 #: every trec_eval measure family this table knows, by trec_eval's (case-sensitive) name
 TABLE = {e.base: e for e in _ENTRIES}
 
-#: trec_eval's measure sets (trec_eval 10.0, measures.c), in trec_eval's order
+#: trec_eval's measure sets (trec_eval 10.0, measures.c), in the order trec_eval prints them
 SETS = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),
     "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
                  "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
                  "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
                  "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_relative_P",
+            "set_recall", "set_map", "set_F"),
 }
 
 
@@ -154,6 +172,14 @@ class TrecMeasure:
         Whether trec_eval prints the values as integers.
     per_query : bool
         Whether trec_eval prints a value per query (not for ``gm_map``).
+    special : str
+        For trec_eval's lines that are not measures (``metric`` is None), which one:
+        ``"runid"`` (the tag of the run's last line, in the summary), ``"num_q"`` (the number
+        of queries, in the summary) or ``"relstring"`` (per query, the relevance of the top
+        ``param`` documents as a string: the grade, ``-`` outside the pool, ``.`` pooled but
+        unjudged, ``>`` above 9); "" for a measure.
+    param : int
+        relstring's number of documents.
     """
 
     column: str
@@ -161,6 +187,8 @@ class TrecMeasure:
     aggregate: object
     integer: bool = False
     per_query: bool = True
+    special: str = ""
+    param: int = 0
 
 
 def is_trec_name(name):
@@ -211,7 +239,7 @@ def _parse_param(entry, text, name):
     return value
 
 
-def trec_measures(name, unsupported="error"):
+def trec_measures(name, unsupported="error", relevance_level=1):
     """The measures a trec_eval name stands for.
 
     Parameters
@@ -219,10 +247,13 @@ def trec_measures(name, unsupported="error"):
     name : str
         As trec_eval spells it (case-sensitive): ``"map"``, ``"P_10"``, ``"P.10"``,
         ``"P.5,10,20"``, ``"P"`` (trec_eval's default cutoffs), ``"ndcg_cut_10"``,
-        ``"iprec_at_recall_0.10"``, or a set, ``"official"`` or ``"all_trec"``.
+        ``"iprec_at_recall_0.10"``, or a set, ``"official"``, ``"set"`` or ``"all_trec"``.
     unsupported : {'error', 'skip'}
         What to do with a measure rankereval does not compute: raise (naming it and why),
         or leave it out (sets are expanded this way; see :func:`unsupported_in`).
+    relevance_level : float, default=1
+        trec_eval's ``-l``, for the measures of grades whose edge case depends on it
+        (``Rndcg`` is 0 when no document reaches it).
 
     Returns
     -------
@@ -238,8 +269,12 @@ def trec_measures(name, unsupported="error"):
     if isinstance(entry, str):  # a set
         out = []
         for base in SETS[entry]:
-            out.extend(trec_measures(base, unsupported="skip"))
+            out.extend(trec_measures(base, unsupported="skip", relevance_level=relevance_level))
         return out
+    if entry.special:
+        depth = _parse_param(entry, params[0], name) if params else (entry.defaults[0] if entry.defaults else 0)
+        return [TrecMeasure(entry.base, None, entry.aggregate, entry.integer, entry.per_query, entry.special,
+                            depth)]
     if entry.build is None:
         if unsupported == "skip":
             return []
@@ -249,7 +284,10 @@ def trec_measures(name, unsupported="error"):
         if params is not None:
             raise ValueError(f"trec_eval measure {name!r}: {entry.base} takes no parameters in rankereval "
                              "(trec_eval's gain parameters of ndcg are not supported)")
-        return [TrecMeasure(entry.base, entry.build(), entry.aggregate, entry.integer, entry.per_query)]
+        metric = entry.build()
+        if isinstance(metric, RNDCG) and relevance_level != 1:
+            metric = RNDCG(relevance_level)
+        return [TrecMeasure(entry.base, metric, entry.aggregate, entry.integer, entry.per_query)]
     values = entry.defaults if params is None else [_parse_param(entry, p, name) for p in params]
     out, seen = [], set()
     for value in values:
@@ -264,7 +302,15 @@ def unsupported_in(name):
     """``[(trec_eval measure, why)]`` of a set or family that rankereval does not compute."""
     entry, _ = _split(name)
     bases = SETS[entry] if isinstance(entry, str) else (entry.base,)
-    return [(b, TABLE[b].unsupported) for b in bases if TABLE[b].build is None]
+    return [(b, TABLE[b].unsupported) for b in bases if TABLE[b].build is None and not TABLE[b].special]
+
+
+_SPECIAL_LISTING = {
+    "runid": "the run's tag (of its last line), in the summary (-f trec)",
+    "num_q": "the number of queries, in the summary (-f trec)",
+    "relstring": "per query, the grades of the top k as a string (- outside the pool, . pooled but "
+                 "unjudged; -f trec)",
+}
 
 
 def name_differences(metric, label=None):
@@ -280,6 +326,10 @@ def name_differences(metric, label=None):
         return (f"{name}: gain 2**grade - 1; trec_eval's ndcg uses the grade itself (linear gain)")
     if isinstance(metric, (Precision, Recall)) and metric.truncated:
         return f"{name}: truncated cutoff; trec_eval divides P_k by k"
+    if isinstance(metric, RBP) and name.strip().lower() == "rbp":
+        return (f"{name}: rankereval's RBP (p={metric.p:g}, grades as they are); trec_eval's rbp is "
+                "p=0.9 with each query's grades scaled into [0, 1] (scaledrbp, read as such in "
+                "trec_eval's sets)")
     if isinstance(metric, HitRate):
         return (f"{name}: 1 if the single relevant item is in the top k, NaN with more than one; "
                 f"ranx' hit_rate@k and trec_eval's success_k are rankereval's success@k")
@@ -289,10 +339,13 @@ def name_differences(metric, label=None):
 def listing():
     """Lines describing trec_eval's names for ``rankereval metrics``."""
     lines = ["trec_eval measure names (case-sensitive, as trec_eval 10.0; name.p1,p2 or name_p sets "
-             "parameters; sets: official, all_trec):", ""]
+             "parameters; sets: official, set, all_trec):", ""]
     for entry in _ENTRIES:
         form = entry.base if entry.param == "none" else (
             f"{entry.base}_k" if entry.param == "cutoff" else f"{entry.base}_x")
+        if entry.special:
+            lines.append(f"  {form:<22} = {_SPECIAL_LISTING[entry.special]}")
+            continue
         if entry.build is None:
             lines.append(f"  {form:<22} not supported: {entry.unsupported}")
             continue
