@@ -302,3 +302,15 @@ def test_a_report_without_ties_costs_nothing_and_says_so():
     ev = evaluate(y_true, y_pred, ["p@1", "mrr"])
     assert ev.tie_report.tied_positions == 0 and ev.tie_report.tied_rankings == {"p@1": 0, "mrr": 0}
     assert ev.tie_report.ranges == {"p@1": (0.5, 0.5), "mrr": (ev.mean("mrr"), ev.mean("mrr"))}
+
+
+def test_filters_and_groups_keep_ties():
+    scores = np.array([[3, 3, 3, 1, 3], [2, 2, 0, 2, 1]], dtype=np.float32)
+    # item 0 excluded from row 0: the group at the cutoff is items 1, 2, 4 (kept whole)
+    y_pred = Rankings.from_scores(scores, k=1, invalid_items=[[0], []], ties="keep")
+    assert y_pred.to_list() == [[1, 2, 4], [0, 1, 3]]
+    assert y_pred.ties.tolist() == [[True, True, False], [True, True, False]]
+    kept = Rankings.from_scores(scores, k=2, valid_items=[0, 3, 4], ties="keep")
+    assert kept.to_list() == [[0, 4], [0, 3]] and kept.ties.tolist() == [[True, False], [True, False]]
+    groups = Rankings.from_groups([0.2, 0.9, 0.2, 0.5, 0.5], qid=[7, 7, 7, 3, 3], ties="keep", k=1)
+    assert groups.to_list() == [[0, 1], [1]] and groups.ties.tolist() == [[True, False], [False, False]]
