@@ -228,7 +228,17 @@ def test_browser_test_skips_with_reason_where_no_browser_is_found(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 skipped" in done.stdout, done.stdout
     assert "SKIPPED" in done.stdout and "no Chromium found on PATH" in done.stdout, done.stdout
-    # CI asks for the browser: the same test fails instead
-    done = _run_browser_test_without_browser(tmp_path, RANKEREVAL_REQUIRE_BROWSER="1")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "1 failed" in done.stdout and "RANKEREVAL_REQUIRE_BROWSER=1 requires it" in done.stdout, done.stdout
+
+
+def test_browser_test_fails_where_ci_requires_a_browser(tmp_path, monkeypatch):
+    # CI asks for the browser (RANKEREVAL_REQUIRE_BROWSER=1): without one the test fails
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("RANKEREVAL_CHROMIUM", raising=False)
+    monkeypatch.setenv("RANKEREVAL_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="RANKEREVAL_REQUIRE_BROWSER=1 requires it"):
+        test_tables_render_in_headless_chromium(tmp_path)
+    monkeypatch.delenv("RANKEREVAL_REQUIRE_BROWSER")
+    with pytest.raises(pytest.skip.Exception, match="no Chromium found on PATH"):
+        test_tables_render_in_headless_chromium(tmp_path)

@@ -165,7 +165,7 @@ def test_every_ir_measures_measure_is_read_or_refused_with_a_reason():
     ("nDCG(dcg='exp')@10", "dcg must be 'log2' or 'exp-log2'"),
     ("nDCG(rel=2)@10", "nDCG has no parameter 'rel'"),
     ("infAP", "is not supported: .*inferred AP"),
-    ("SetP(rel=2)", "is not supported: .*set measures"),
+    ("SetP(rel=2)", r"is not supported: .*set measure; .*p@k\[truncated\]"),
     ("P", "P needs a cutoff, e.g. P@10"),
     ("P@0", "the cutoff must be an integer > 0"),
     ("P@x", "the cutoff after @ must be an integer > 0"),
@@ -201,8 +201,11 @@ def test_names_ir_measures_refuses_but_rankereval_knows_fall_back():
     from rankereval import RBP
 
     assert from_name("RBP@10") == RBP(10)
-    with pytest.raises(ValueError, match="ir_measures measure 'RBP\\(p=0.9\\)' is not supported"):
+    # graded RBP of ir_measures (no rel=) is refused naming rankereval's spelling; RBP(rel=x) is binary RBP
+    with pytest.raises(ValueError, match=r"ir_measures measure 'RBP\(p=0.9\)': .*graded RBP .*rbp\[p=\.\.\.\]"):
         from_name("RBP(p=0.9)")
+    assert from_name("RBP(rel=1)") == Adjusted(RBP(), rel=1)
+    assert from_name("RBP(rel=2, p=0.9)@10") == Adjusted(RBP(10, p=0.9), rel=2) == from_name("rbp@10[p=0.9,rel=2]")
 
 
 def test_defaults_apply_where_the_name_leaves_a_parameter_open():

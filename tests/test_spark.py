@@ -357,3 +357,32 @@ def test_compare_refuses_tukey_and_names_missing_queries(three_runs):
     got = spark_compare(sl, short, queries="intersection", npartitions=2)
     want = in_memory_compare(labels, dict(runs, c=runs["c"][runs["c"]["query"] != "q03"]), queries="intersection")
     assert_same_comparison(got, want)
+
+
+def test_no_pandas_future_warning_from_our_calls(spark):
+    # mapInArrow goes through pyspark's pandas_udf, whose pandas version check warns under
+    # pandas 3 although the tasks use no pandas (issue 44): silenced in rankereval.spark
+    import rankereval.spark as rs
+
+    labels, run = make_frames(n=6)
+    sl, sr = to_spark(spark, labels), to_spark(spark, run)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        rs.evaluate(sl, sr, ["ndcg@3"], nan_handling="zerofill")
+        rs.compare(sl, {"a": sr, "b": sr}, ["ndcg@3"], nan_handling="zerofill")
+    pandas_notes = [str(w.message) for w in rec if "support pandas" in str(w.message)]
+    assert not pandas_notes, pandas_notes
+
+
+def test_local_master_whose_workers_cannot_import_rankereval(spark, monkeypatch):
+    # a virtual environment with PYSPARK_PYTHON unset: Spark's python3 is another Python
+    import rankereval.spark as rs
+    from rankereval.spark import _core
+
+    labels, run = make_frames(n=4)
+    sl, sr = to_spark(spark, labels), to_spark(spark, run)
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", os.path.join(os.sep, "no", "such", "python3"))
+    monkeypatch.setattr(_core, "_WORKER_PYTHONS", {})
+    with pytest.raises(RuntimeError, match="starts its Python workers with .*cannot import rankereval.*"
+                                           "Set PYSPARK_PYTHON"):
+        rs.evaluate(sl, sr, ["ndcg@3"])

@@ -16,8 +16,10 @@ ir_measures itself is never imported here (the tests compare the values with it)
 """
 from dataclasses import dataclass, field
 
+from rankereval.metrics._adjusted import Adjusted
+
 from rankereval.metrics._binary import AP, Precision, Recall, Success
-from rankereval.metrics._graded import ERR, NDCG
+from rankereval.metrics._graded import ERR, NDCG, RBP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._trec import (
     Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
@@ -77,6 +79,11 @@ def _ndcg(cutoff, params):
     return NDCG(cutoff, relevance_scaling="power" if dcg == "exp-log2" else "identity")
 
 
+def _rbp(cutoff, params):
+    # binary RBP: Adjusted(RBP, rel=...) thresholds the grades (from_name checks that rel is given)
+    return RBP(cutoff, p=params.get("p", 0.8))
+
+
 def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
@@ -111,14 +118,20 @@ ENTRIES = [
     IrEntry("infAP", "none", _REL, unsupported=_NOT + " (inferred AP needs sampled judgements)"),
     IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
-    IrEntry("RBP", "optional", ("p", "rel"), unsupported="ir_measures' RBP providers (cwl_eval, trectools) "
-            "differ on graded labels; RBP and RBP@k without parameters are read as rankereval's rbp "
-            "(grades as they are, p=0.8), rbp[p=...] sets p"),
-    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), unsupported=_NOT + " (set measures)",
+    IrEntry("RBP", "optional", ("p", "rel"), _rbp, ("p", "rel"),
+            unsupported="ir_measures' graded RBP (without rel=) is not read: its providers (cwl_eval, "
+                        "trectools) differ on graded labels; RBP and RBP@k without parameters are "
+                        "rankereval's rbp (grades as they are, p=0.8), rbp[p=...] sets p",
+            note="read with rel= only (binary RBP, cwl_eval's): items graded rel and above count 1"),
+    IrEntry("SetP", "none", ("rel", "relative", "judged_only"), unsupported=_NOT + " as a set measure; "
+            "over a run of depth k, p@k[truncated] is the precision of the whole retrieved set",
             aliases={"SetRelP": {"relative": True}}),
-    IrEntry("SetR", "none", _REL, unsupported=_NOT + " (set measures)"),
-    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), unsupported=_NOT + " (set measures)"),
-    IrEntry("SetAP", "none", _REL_J, unsupported=_NOT + " (set measures)"),
+    IrEntry("SetR", "none", _REL, unsupported=_NOT + " as a set measure; over a run of depth k, recall@k "
+            "is the recall of the whole retrieved set"),
+    IrEntry("SetF", "none", ("rel", "beta", "judged_only"), unsupported=_NOT + " as a set measure; over a "
+            "run of depth k, f1@k[truncated] is the F1 of the whole retrieved set (beta=1)"),
+    IrEntry("SetAP", "none", _REL_J, unsupported=_NOT + " (set AP: the retrieved set's precision times "
+            "its recall)"),
     IrEntry("Accuracy", "optional", _REL, unsupported=_NOT + " (ir_measures' pairwise accuracy)"),
     IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_NOT),
     IrEntry("Compat", "none", ("p", "normalize"), unsupported=_NOT + " (compatibility with an ideal ranking)"),
@@ -173,6 +186,9 @@ def table_rows():
             target = f"{whole}[@k]" if target == f"{whole}@k" else f"{whole}; @k: {target}"
         if e.name == "nDCG":
             target += "; dcg='exp-log2': " + _ndcg(10, {"dcg": "exp-log2"}).name.replace("@10", "@k")
+        if e.name == "RBP":
+            target = "with rel=x (binary RBP): " + Adjusted(RBP(10), rel=1).name.replace(
+                "@10", "[@k]").replace("rel=1", "rel=x") + "; without: not read"
         if e.name == "NumRet":
             target += "; with rel=: " + NumRelevantRetrieved().name
         rows.append((names, params, target, e.note))
