@@ -325,3 +325,14 @@ def test_cli_compare_reads_ir_measures_names(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "P(rel=2, judged_only=True)@3" in out and "AP@2" in out
+
+
+def test_binary_rbp_equals_ir_measures_cwl_eval():
+    # RBP(rel=x): binary RBP, computed by ir_measures' cwl_eval provider (pip install cwl-eval)
+    from ir_measures import providers
+
+    provider = providers.registry.get("cwl_eval")
+    if provider is None or not provider.is_available():
+        pytest.skip("ir_measures' cwl_eval provider is not available (pip install cwl-eval)")
+    for case in CASES:
+        _check(case + ".qrels", case + ".run", ["RBP(rel=1)", "RBP(rel=2)", "RBP(rel=1, p=0.5)"], 1e-9)

@@ -91,8 +91,7 @@ class PeerName:
         return self.spelling.split("@")[0].split("(")[0].lower()
 
 
-_SUCCESS = ("1 if any relevant document is in the top k; rankereval's hitrate@k, the reference's "
-            "HitRate, is defined only for exactly one relevant item")
+_SUCCESS = "1 if any relevant document is in the top k"
 
 #: every peer spelling the docs' "Coming from ..." table lists (tests compare the values with
 #: the peers where they are installed)
@@ -145,6 +144,8 @@ for _p in PEER_NAMES:
     if _p.read == "refused":
         _PEER_MEANINGS[_p.base()] = (f"{_p.peer}' {_p.spelling.replace('@{k}', '{at}')} ({_p.meaning}) is "
                                      f"{_p.here.replace('@{k}', '{at}')} here")
+_PEER_MEANINGS["hit_rate"] += ("; rankereval's hitrate{at} (the reference's HitRate) is defined only "
+                               "for exactly one relevant item (leave-one-out data)")
 _PEER_MEANINGS["hit-rate"] = _PEER_MEANINGS["hit_rate"]
 #: peers' spellings read with the peer's meaning under another name here
 _PEER_ALIASES = {_p.base(): _p.here.split("@")[0] for _p in PEER_NAMES
