@@ -96,6 +96,20 @@ autodoc_default_options = {"member-order": "bysource"}
 autodoc_typehints = "none"
 autodoc_inherit_docstrings = True
 
+
+def _missing(modules):
+    """The modules of ``modules`` that cannot be imported here (found without importing)."""
+    import importlib.util
+
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+# The docs extra alone builds the docs: rankereval.spark and rankereval.dask import PySpark and
+# Dask (their own extras) at import; where those are not installed autodoc imports the modules
+# against mocks (only their docstrings and signatures are read). Installed, the real ones are used.
+OPTIONAL_RUNTIME_MODULES = ["pyspark", "dask", "distributed"]
+autodoc_mock_imports = _missing(OPTIONAL_RUNTIME_MODULES)
+
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True

@@ -15,6 +15,7 @@ import numpy as np
 from rankereval._evaluation import (
     Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
 from rankereval._exact import ExactSum
+from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
@@ -500,7 +501,7 @@ class Accumulator:
         means, intervals, n_used, n_undefined, notes = _summarise(
             self._part, self._columns, self._nan_handling, self._n_boot, self._confidence)
         if notes:
-            warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
+            warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
         scores = query_ids = None
         if self._keep_scores:
             scores = (np.concatenate(self._scores) if self._scores else np.empty((0, len(self._columns))))

@@ -5,7 +5,7 @@
     rankereval compare QRELS RUN RUN [RUN ...] -m ndcg@10 map [--baseline NAME|INDEX]
         [--test t|permutation|bootstrap|tukey] [--correction holm|bonferroni|bh|none]
         [--alpha A] [--n-resamples B] [--seed S] [-f table|json|csv|markdown|latex]
-        [--plot FILE.png|.pdf|.svg]
+        [--plot FILE.png|.pdf|.svg] [--plot-per-query FILE.png|.pdf|.svg]
 
 Wiring, in ``rankereval/cli.py``::
 
@@ -81,6 +81,9 @@ def add_compare_subparser(sub):
                         "its confidence interval (at 1 - alpha), p_best, and the runs that cannot be "
                         "separated from the best; runs given the same name by --names are runs of "
                         "one system (e.g. seeds)")
+    p.add_argument("--plot-per-query", metavar="FILE", default=None,
+                   help="also save the per-query differences of the first metric and the first pair "
+                        "(Comparison.plot('per-query'); .png, .pdf or .svg; needs matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
     p.set_defaults(_compare_parser=p)
     return p
@@ -226,15 +229,16 @@ def _compare(args, out, err):
         out.write(render_leaderboards(cmp, args.format, args.seed))
     else:
         out.write(render(cmp, args.format))
-    if args.plot:
-        import matplotlib
+    for kind, path in (("forest", args.plot), ("per-query", args.plot_per_query)):
+        if path:
+            import matplotlib
 
-        matplotlib.use("Agg")
-        fig = cmp.plot("forest")
-        fig.savefig(args.plot, bbox_inches="tight")
-        import matplotlib.pyplot as plt
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
 
-        plt.close(fig)
+            fig = cmp.plot(kind)
+            fig.savefig(path)  # the figures are laid out to fit (constrained layout)
+            plt.close(fig)
     return 0
 
 

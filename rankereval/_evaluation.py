@@ -7,6 +7,7 @@ import numpy as np
 
 from rankereval import _render
 from rankereval._exact import exact_column_sums, poisson_exact
+from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
@@ -183,6 +184,8 @@ def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
         undefined = nan_handling == "propagate" and n_undefined[col] > 0
         if undefined:
             notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
+        elif nan_handling == "drop" and n_undefined[col] and n_undefined[col] == int(part["n"]):
+            notes.append(m._all_undefined_message(n_undefined[col], label=col))
         mean = float("nan") if undefined or not n_used[col] else float(total[j]) / n_used[col]
         geometric = m.info.aggregate == "geometric"  # the sums are of floored logs (_partials)
         means[col] = _from_log_mean(m.info, mean)
@@ -345,6 +348,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         nan = np.isnan(s)
         n_undefined[col] = int(nan.sum())
         if nan_handling == "drop":
+            if s.size and n_undefined[col] == s.size:
+                notes.append(m._all_undefined_message(s.size, label=col))
             s = s[~nan]
         elif nan_handling == "zerofill":
             s = np.where(nan, 0.0, s)
@@ -358,7 +363,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
             res = _bootstrap_scores(s, n_boot, conf, method, random_state, info=m.info)
             intervals[col] = res.confidence_interval
     if notes:
-        warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
+        warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
     report = None
     if y_pred._ties is not None:
         from rankereval.metrics._ties import tie_report

@@ -53,10 +53,12 @@ def _mean(metric, scores, nan_handling, sample_weight, n_queries):
             raise ValueError("sample_weight must hold finite, non-negative numbers (one per query)")
     nan = np.isnan(scores)
     if nan_handling == "propagate":
-        metric._handle_nan(scores, "propagate", stacklevel=5)  # warns about undefined queries
+        metric._handle_nan(scores, "propagate")  # warns about undefined queries
     elif nan_handling == "zerofill":
         scores = np.where(nan, 0.0, scores)
     else:
+        if nan.size and nan.all():
+            metric._handle_nan(scores, "drop")  # warns: nothing left to average, a NaN mean
         scores, w = scores[~nan], (None if w is None else w[~nan])
     if scores.size == 0 or (w is not None and w.sum() == 0):
         return float("nan")

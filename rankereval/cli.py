@@ -215,6 +215,8 @@ def _notes(ev):
     lines = []
     undefined = {n: ev.n_undefined[n] for n in ev.names if ev.n_undefined[n]}
     if undefined:
+        # each metric's own reason (MetricInfo.undefined): HitRate's is not "no relevant document"
+        reason = {n: m.info.undefined or "undefined" for n, m in zip(ev.names, ev.metrics) if n in undefined}
         counts = set(undefined.values())
         if len(counts) == 1 and len(undefined) == len(ev.names):
             n = counts.pop()
@@ -222,7 +224,11 @@ def _notes(ev):
             head = f"{n} of {total} {'query' if total == 1 else 'queries'} undefined for every metric"
         else:
             head = "undefined queries: " + ", ".join(f"{n} {c}" for n, c in undefined.items())
-        lines.append(f"{head} (no relevant document): {_treated(ev.nan_handling)}")
+        if len(set(reason.values())) == 1:
+            why = next(iter(reason.values()))
+        else:
+            why = "; ".join(f"{n}: {r}" for n, r in reason.items())
+        lines.append(f"{head} ({why}): {_treated(ev.nan_handling)}")
     marks = []
     for name, metric in zip(ev.names, ev.metrics):
         why = name_differences(metric, name)

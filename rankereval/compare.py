@@ -456,17 +456,34 @@ def _collect(y_true, runs, metrics, relevance_level, queries, ties=None):
     return _collect_trec(y_true, names, values, metrics, relevance_level, queries, ties)
 
 
+def _is_ranx_dicts(x):
+    """A dict of dicts (ranx' layout) or a ranx Qrels / Run (an object with ``to_dict()``; not a
+    DataFrame, whose ``to_dict()`` is keyed by column)."""
+    from collections.abc import Mapping
+
+    if isinstance(x, Mapping):
+        return True
+    return callable(getattr(x, "to_dict", None)) and not hasattr(x, "columns")
+
+
 def _collect_trec(qrels, names, values, metrics, relevance_level, queries, ties=None):
     from rankereval.io import TrecData, read_trec
 
-    if qrels is not None and not _is_path(qrels):
+    if qrels is not None and not _is_path(qrels) and not _is_ranx_dicts(qrels):
         raise TypeError("y_true must be BinaryLabels/NumericLabels (runs: Rankings), a qrels "
-                        "file path (runs: run file paths or TrecData) or None (runs: TrecData), "
-                        f"got {type(qrels).__name__}")
+                        "file path (runs: run file paths or TrecData), ranx-style qrels "
+                        "{query: {doc: grade}} (runs: {query: {doc: score}} dicts) or None (runs: "
+                        f"TrecData), got {type(qrels).__name__}")
     datas = []
     for name, run in zip(names, values):
         if isinstance(run, TrecData):
             datas.append(run)
+        elif _is_ranx_dicts(qrels) and _is_ranx_dicts(run):
+            # ranx' Qrels / Run, or their {query: {doc: value}} dicts, read as io.from_dicts reads them
+            from rankereval.io import from_dicts
+
+            datas.append(from_dicts(qrels, run, relevance_level=relevance_level, missing="empty",
+                                    ties="break" if ties is None else "keep"))
         elif _is_path(run):
             if qrels is None:
                 raise TypeError(f"runs[{name!r}] is a path: pass the qrels path as y_true")
@@ -587,10 +604,12 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
 
     Parameters
     ----------
-    y_true : BinaryLabels, NumericLabels, qrels path or None
+    y_true : BinaryLabels, NumericLabels, qrels path, dict or None
         Labels, with ``runs`` as Rankings whose rows are the same queries in the same order;
         or a TREC qrels file path, with ``runs`` as run file paths (read against it) or
-        ``TrecData``; or None with ``runs`` as ``TrecData`` read against one qrels file. With
+        ``TrecData``; or ranx-style qrels ``{query_id: {doc_id: grade}}`` (or a ``ranx.Qrels``),
+        with ``runs`` as ``{query_id: {doc_id: score}}`` dicts (or ``ranx.Run``), read as
+        :func:`rankereval.io.from_dicts` reads them; or None with ``runs`` as ``TrecData`` read against one qrels file. With
         TREC data rows are aligned by query id, never by position.
     runs : dict
         ``{name: Rankings}``, or ``{name: run file path or TrecData}``; at least two runs.
@@ -1192,8 +1211,10 @@ class Comparison:
         plt = _pyplot()
         chosen = list(range(len(self.metrics))) if metric is None else [self._metric_index(metric)]
         if ax is None:
-            fig, axes = plt.subplots(1, len(chosen), squeeze=False, sharey=True,
-                                     figsize=(3.2 * len(chosen) + 1.5, 0.45 * len(self.pairs) + 1.6))
+            # constrained layout: the figure title, panel titles and axis labels neither overlap
+            # nor leave the figure when saved with a plain savefig (no bbox_inches="tight")
+            fig, axes = plt.subplots(1, len(chosen), squeeze=False, sharey=True, layout="constrained",
+                                     figsize=(3.2 * len(chosen) + 1.5, 0.45 * len(self.pairs) + 1.9))
             axes = list(axes[0])
         else:
             if len(chosen) != 1:
@@ -1234,9 +1255,12 @@ class Comparison:
         rows = self.valid[:, m]
         d = np.sort(self.scores[rows, m, r] - self.scores[rows, m, b])[::-1]
         if ax is None:
-            fig, ax = plt.subplots(figsize=(6.4, 3.6))
+            fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
         else:
             fig = ax.figure
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # queries are counted: 0, 1, 2, ...
         x = np.arange(d.size)
         ax.plot(x, d, drawstyle="steps-mid", color="0.2", linewidth=1)
         ax.fill_between(x, 0.0, d, where=d > 0, step="mid", color="C2", alpha=0.5)

@@ -38,7 +38,8 @@ def pytest_configure(config):
     # here rather than in pyproject.toml: the suite also runs as a copy outside the checkout
     config.addinivalue_line(
         "markers", "browser: renders HTML in a real headless Chromium (tests/test_html_repr.py); "
-        "skipped only with RANKEREVAL_NO_BROWSER=1, a missing browser fails")
+        "skipped (reason printed) where no browser is found or with RANKEREVAL_NO_BROWSER=1; "
+        "RANKEREVAL_REQUIRE_BROWSER=1 makes a missing browser fail")
 
 
 @pytest.fixture(autouse=True, scope="session")

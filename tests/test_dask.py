@@ -475,3 +475,12 @@ def test_ties_kept_equal_in_memory(client, frames):
                                    ties="expected")
     assert_same(got, want)
     assert want.tie_report.tied_positions > 0
+
+
+def test_drop_warns_when_a_metric_is_undefined_everywhere(client, frames):
+    # nothing left to average: a NaN mean, and the same warning as in memory (issue 44)
+    labels, run = frames
+    dl, dr = partitioned(labels, run, *PARTITIONINGS["scattered"])
+    with pytest.warns(rankereval.UndefinedMetricWarning, match=r"p@3\[rel=99\] is undefined \(NaN\) for all"):
+        ev = rd.evaluate(dl, dr, ["p@3[rel=99]", "p@3"], nan_handling="drop").compute()
+    assert np.isnan(ev.means["p@3[rel=99]"]) and not np.isnan(ev.means["p@3"])

@@ -109,7 +109,7 @@ def test_names_as_given_everywhere():
 
 
 @pytest.mark.parametrize("metrics, exc, match", [
-    (["ndgc@10"], ValueError, "unknown metric 'ndgc@10'; valid names"),
+    (["ndgc@10"], ValueError, "unknown metric 'ndgc@10'; did you mean 'ndcg@10'"),
     (["p@10", rk.Precision(10)], ValueError, "two metrics have the column name 'p@10'"),
     (["map@10", "map@10"], ValueError, "two metrics have the column name 'map@10'"),
     (["MAP", "map"], None, None),  # two spellings, two columns

@@ -232,7 +232,9 @@ def oracle_id_rows(x, sparse_ok=True):
         return [[_as_id(v) for v in r.tolist()] for r in rows]
     if not isinstance(x, (list, tuple)):
         raise Reject("type")
-    if len(x) == 0 or not any(_is_seq(r) for r in x):
+    if len(x) == 0:
+        rows = []  # an empty list: zero rows
+    elif not any(_is_seq(r) for r in x):
         rows = [x]
     elif all(_is_seq(r) for r in x):
         rows = list(x)
@@ -330,7 +332,7 @@ def oracle_label_matrix(x, binary):
         n_items = x.shape[-1]
     elif isinstance(x, (list, tuple)):
         if len(x) == 0:
-            return [[]], 0
+            return [], 0  # an empty list: zero rows
         if not any(_is_seq(r) for r in x):
             rows = [x]
         elif all(_is_seq(r) for r in x):
@@ -371,7 +373,9 @@ def _score_rows_of(x):
         rows = [x] if x.ndim == 1 else list(x)
         return [list(enumerate(_to_f64(r).tolist())) for r in rows], x.shape[-1]
     if isinstance(x, (list, tuple)):
-        if len(x) == 0 or not any(_is_seq(r) for r in x):
+        if len(x) == 0:
+            rows = []  # an empty list: zero rows
+        elif not any(_is_seq(r) for r in x):
             rows = [x]
         elif all(_is_seq(r) for r in x):
             rows = list(x)
@@ -399,7 +403,8 @@ def _filter_rows(items, n):
     elif isinstance(items, NumericLabels):
         raise Reject("NumericLabels as a filter")
     else:
-        rows, _ = oracle_positive_indices(items)
+        # an empty list is one row of no ids for every ranking (as labels, it is zero rows)
+        rows, _ = oracle_positive_indices([[]] if isinstance(items, (list, tuple)) and not len(items) else items)
     if len(rows) not in (1, n):
         raise Reject("filter row count")
     if len(rows) == 1:

@@ -206,8 +206,11 @@ def test_names_ir_measures_refuses_but_rankereval_knows_fall_back():
     from rankereval import RBP
 
     assert from_name("RBP@10") == RBP(10)
-    with pytest.raises(ValueError, match="ir_measures measure 'RBP\\(p=0.9\\)' is not supported"):
+    # graded RBP of ir_measures (no rel=) is refused naming rankereval's spelling; RBP(rel=x) is binary RBP
+    with pytest.raises(ValueError, match=r"ir_measures measure 'RBP\(p=0.9\)': .*graded RBP .*rbp\[p=\.\.\.\]"):
         from_name("RBP(p=0.9)")
+    assert from_name("RBP(rel=1)") == Adjusted(RBP(), rel=1)
+    assert from_name("RBP(rel=2, p=0.9)@10") == Adjusted(RBP(10, p=0.9), rel=2) == from_name("rbp@10[p=0.9,rel=2]")
 
 
 def test_defaults_apply_where_the_name_leaves_a_parameter_open():
@@ -328,3 +331,14 @@ def test_cli_compare_reads_ir_measures_names(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "P(rel=2, judged_only=True)@3" in out and "AP@2" in out
+
+
+def test_binary_rbp_equals_ir_measures_cwl_eval():
+    # RBP(rel=x): binary RBP, computed by ir_measures' cwl_eval provider (pip install cwl-eval)
+    from ir_measures import providers
+
+    provider = providers.registry.get("cwl_eval")
+    if provider is None or not provider.is_available():
+        pytest.skip("ir_measures' cwl_eval provider is not available (pip install cwl-eval)")
+    for case in CASES:
+        _check(case + ".qrels", case + ".run", ["RBP(rel=1)", "RBP(rel=2)", "RBP(rel=1, p=0.5)"], 1e-9)

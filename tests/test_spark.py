@@ -372,3 +372,32 @@ def test_ties_as_in_memory(frames):
                                    n_bootstrap_samples=B, conf_interval=True, random_state=2, ties="expected")
     assert want.tie_report.tied_positions > 0  # the frames hold ties
     assert_same(on_spark(sl, sr, metrics, conf_interval=True, random_state=2, npartitions=3, ties="expected"), want)
+
+
+def test_no_pandas_future_warning_from_our_calls(spark):
+    # mapInArrow goes through pyspark's pandas_udf, whose pandas version check warns under
+    # pandas 3 although the tasks use no pandas (issue 44): silenced in rankereval.spark
+    import rankereval.spark as rs
+
+    labels, run = make_frames(n=6)
+    sl, sr = to_spark(spark, labels), to_spark(spark, run)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        rs.evaluate(sl, sr, ["ndcg@3"], nan_handling="zerofill")
+        rs.compare(sl, {"a": sr, "b": sr}, ["ndcg@3"], nan_handling="zerofill")
+    pandas_notes = [str(w.message) for w in rec if "support pandas" in str(w.message)]
+    assert not pandas_notes, pandas_notes
+
+
+def test_local_master_whose_workers_cannot_import_rankereval(spark, monkeypatch):
+    # a virtual environment with PYSPARK_PYTHON unset: Spark's python3 is another Python
+    import rankereval.spark as rs
+    from rankereval.spark import _core
+
+    labels, run = make_frames(n=4)
+    sl, sr = to_spark(spark, labels), to_spark(spark, run)
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", os.path.join(os.sep, "no", "such", "python3"))
+    monkeypatch.setattr(_core, "_WORKER_PYTHONS", {})
+    with pytest.raises(RuntimeError, match="starts its Python workers with .*cannot import rankereval.*"
+                                           "Set PYSPARK_PYTHON"):
+        rs.evaluate(sl, sr, ["ndcg@3"])

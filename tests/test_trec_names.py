@@ -153,7 +153,7 @@ def test_zerofill_default_and_note(capsys, pair):
     assert out.splitlines() == ["P_1                   \ta\t1.0000", "P_1                   \tb\t0.0000",
                                 "P_1                   \tall\t0.5000"]
     code, out, _ = cli(capsys, "evaluate", qrels, run, "-m", "p@1")
-    assert "1 of 2 queries undefined for every metric (no relevant document): scored 0" in out
+    assert "1 of 2 queries undefined for every metric (its labels have no relevant item): scored 0" in out
     assert out.splitlines()[2].split() == ["p@1", "0.5000", "2"]
     code, out, _ = cli(capsys, "evaluate", qrels, run, "-m", "p@1", "--nan-handling", "propagate", "-f", "json")
     assert json.loads(out)["p@1"]["mean"] is None

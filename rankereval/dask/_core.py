@@ -16,6 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from rankereval._evaluation import (
     Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
+from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _seed, _validate, id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
@@ -734,7 +735,7 @@ class DaskEvaluation:
         means, intervals, n_used, n_undefined, notes = _summarise(
             total, self._columns, self._nan_handling, n_boot, conf)
         if notes:
-            warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
+            warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
         table, query_ids = None, None
         if scores:
             table = (np.concatenate([t.scores for t in tables]) if tables

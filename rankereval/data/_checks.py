@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from rankereval._stack import user_stacklevel
 from rankereval._validation import _INT64_MAX, MAX_ID as _MAX_ID
 from rankereval.exceptions import InvalidValuesWarning
 
@@ -201,7 +202,7 @@ def _warn_empty(lengths):
             f"{n_empty} of {lengths.size} rankings are empty; metrics treat them as defined in "
             "their edge cases",
             InvalidValuesWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -87,7 +87,9 @@ def _rows(x, name, rows_are, items_are):
     The one place the list forms of ids, labels and scores are told apart; the callers turn
     the rows into their own arrays.
     """
-    if len(x) == 0 or not any(_is_sequence(r) for r in x):
+    if len(x) == 0:
+        return []  # no rows: from_positive_indices([]) has zero rows, not one empty row
+    if not any(_is_sequence(r) for r in x):
         return [x]
     if not all(_is_sequence(r) for r in x):
         raise ValueError(f"{name}: mixes {rows_are} and {items_are}; give a list of rows (one per row)")
@@ -208,7 +210,7 @@ def _row_selection(key, n, cls_name):
 def _dense_label_rows(rows, name):
     """A (possibly ragged) list of label rows as a 2-D float array, missing entries 0."""
     if len(rows) == 0:
-        return np.zeros((1, 0))
+        return np.zeros((0, 0))  # no rows (from_matrix([]) has zero rows)
     arrs = _row_arrays(rows, name, "label rows", "single labels")
     width = max(a.shape[0] for a in arrs)
     kinds = {a.dtype.kind for a in arrs if a.size}
@@ -331,7 +333,9 @@ def _score_rows(rows, name):
     with np.errstate(over="ignore"):
         arrs = [a.astype(dtype, copy=False) for a in arrs]
     lengths = np.fromiter((a.size for a in arrs), dtype=np.int64, count=len(arrs))
-    if lengths.size and (lengths == lengths[0]).all():
+    if not lengths.size:
+        return np.zeros((0, 0))  # no rows (from_scores([]) has zero rows)
+    if (lengths == lengths[0]).all():
         return np.stack(arrs) if lengths[0] else np.zeros((len(arrs), 0))
     indptr = np.zeros(len(arrs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])

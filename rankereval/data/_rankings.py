@@ -6,6 +6,7 @@ import numpy as np
 
 import rankereval._convert as _convert
 import rankereval._topk as _topk
+from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import check_k
 from rankereval.exceptions import InvalidValuesWarning
@@ -484,7 +485,7 @@ class Rankings:
                 f"dropped {total_invalid} candidate scores that are NaN or infinite, in "
                 f"{int(np.count_nonzero(n_invalid))} rows",
                 InvalidValuesWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         w = int(out_len.max()) if n_rows else 0
         if w < out.shape[1]:
@@ -535,6 +536,8 @@ def _filter_structure(items, n_rows, name):
         # (a BinaryLabels object would copy it once more, at 1M entries 10+ ms per call)
         indptr, indices = items.indptr, items.indices
     else:
+        if isinstance(items, (list, tuple)) and len(items) == 0:
+            items = [[]]  # a flat list of ids for every ranking, here none (as labels [] is no rows)
         try:
             f = BinaryLabels.from_positive_indices(items) if not isinstance(items, BinaryLabels) else items
         except (TypeError, ValueError) as exc:  # its messages name its own argument, 'indices'

@@ -40,6 +40,14 @@ def judged_rankings(labels, y_pred, who):
     return Rankings._from_padded(np.ascontiguousarray(ranks), np.ascontiguousarray(lengths, dtype=np.int64))
 
 
+def _binary_with_rel(metric):
+    """A graded metric that ``rel=`` turns into its binary form: RBP (ir_measures' ``RBP(rel=1)``,
+    cwl_eval's binary RBP: items graded at least ``rel`` count 1, the others 0)."""
+    from rankereval.metrics._graded import RBP
+
+    return type(metric) is RBP
+
+
 class Adjusted(Metric):
     """``metric`` with a relevance level and/or judged-only rankings of its own.
 
@@ -49,7 +57,8 @@ class Adjusted(Metric):
         A registered metric that reads labels (not a beyond-accuracy metric).
     rel : int or float, optional
         Items graded at least ``rel`` are relevant, for this metric alone (trec_eval ``-l``,
-        ir_measures' ``rel=``); only for metrics of binary labels. None: the relevance level
+        ir_measures' ``rel=``); only for metrics of binary labels, and RBP (binary RBP, as
+        ir_measures' ``RBP(rel=1)``). None: the relevance level
         of the call (:func:`rankereval.evaluate`'s ``relevance_level``, 1 in
         :meth:`score`).
     judged_only : bool, default=False
@@ -81,7 +90,7 @@ class Adjusted(Metric):
                     or rel <= 0:
                 raise ValueError(f"rel must be a finite number > 0 (labels of 0 and below are never stored, "
                                  f"so they cannot be relevant), got {rel!r}")
-            if metric.info.labels != "binary":
+            if metric.info.labels != "binary" and not _binary_with_rel(metric):
                 raise ValueError(f"rel: {metric.name} reads the grades themselves, so a relevance level "
                                  "does not apply to it")
             rel = int(rel) if float(rel).is_integer() else float(rel)
@@ -109,7 +118,7 @@ class Adjusted(Metric):
         thresholded at ``rel`` (else ``relevance_level``) for a binary metric, and ``y_pred``
         without its unjudged items when ``judged_only``."""
         labels = y_true
-        if self.info.labels == "binary":
+        if self.info.labels == "binary" or self.rel is not None:  # rel on RBP: binary RBP
             level = relevance_level if self.rel is None else self.rel
             if isinstance(y_true, NumericLabels) or level != 1:
                 labels = threshold_labels(y_true, level)

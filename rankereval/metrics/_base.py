@@ -17,6 +17,7 @@ import numpy as np
 
 import rankereval._beyond as _beyond
 import rankereval._kernels as _kernels
+from rankereval._stack import user_stacklevel
 from rankereval._switches import forced
 from rankereval._threads import effective_n_threads
 from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
@@ -501,18 +502,29 @@ class Metric:
         return _bootstrap_scores(scores, n, conf, method, random_state, resampling,
                                  _row_keys(raw, nan_handling), self.info)
 
-    def _handle_nan(self, scores, nan_handling, stacklevel=4):
-        """Scores after the NaN policy ('propagate' keeps them, and warns about them)."""
+    def _handle_nan(self, scores, nan_handling):
+        """Scores after the NaN policy ('propagate' keeps them, and warns about them; 'drop'
+        warns when it leaves nothing, a NaN mean). Warnings point at the user's line."""
         check_nan_handling(nan_handling)
         if nan_handling == "drop":
-            return scores[~np.isnan(scores)]
+            kept = scores[~np.isnan(scores)]
+            if scores.size and not kept.size:
+                warnings.warn(self._all_undefined_message(scores.size), UndefinedMetricWarning,
+                              stacklevel=user_stacklevel())
+            return kept
         if nan_handling == "zerofill":
             return np.where(np.isnan(scores), 0.0, scores)
         n_nan = int(np.count_nonzero(np.isnan(scores)))
         if n_nan:
             warnings.warn(self._undefined_message(n_nan, scores.size), UndefinedMetricWarning,
-                          stacklevel=stacklevel)
+                          stacklevel=user_stacklevel())
         return scores
+
+    def _all_undefined_message(self, n, label=None):
+        """The warning of nan_handling='drop' when every one of ``n`` rankings is undefined."""
+        label = label or self.name
+        return (f"{label} is undefined (NaN) for all {n} rankings, because {self.info.undefined}, "
+                "so nan_handling='drop' leaves nothing to average and its mean is NaN.")
 
     def _undefined_message(self, n_nan, n, label=None):
         label = label or self.name

@@ -16,8 +16,10 @@ ir_measures itself is never imported here (the tests compare the values with it)
 """
 from dataclasses import dataclass, field
 
+from rankereval.metrics._adjusted import Adjusted
+
 from rankereval.metrics._binary import AP, Precision, Recall, Success
-from rankereval.metrics._graded import ERR, NDCG
+from rankereval.metrics._graded import ERR, NDCG, RBP
 from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._trec import (
@@ -85,6 +87,11 @@ def _setp(cutoff, params):
     return SetRelativeP() if relative else SetP()
 
 
+def _rbp(cutoff, params):
+    # binary RBP: Adjusted(RBP, rel=...) thresholds the grades (from_name checks that rel is given)
+    return RBP(cutoff, p=params.get("p", 0.8))
+
+
 def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
@@ -122,9 +129,11 @@ ENTRIES = [
             note="trec_eval's infAP: documents of negative grade are pooled but unjudged"),
     IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
                                         "of rankereval states it)"),
-    IrEntry("RBP", "optional", ("p", "rel"), unsupported="ir_measures' RBP providers (cwl_eval, trectools) "
-            "differ on graded labels; RBP and RBP@k without parameters are read as rankereval's rbp "
-            "(grades as they are, p=0.8), rbp[p=...] sets p"),
+    IrEntry("RBP", "optional", ("p", "rel"), _rbp, ("p", "rel"),
+            unsupported="ir_measures' graded RBP (without rel=) is not read: its providers (cwl_eval, "
+                        "trectools) differ on graded labels; RBP and RBP@k without parameters are "
+                        "rankereval's rbp (grades as they are, p=0.8), rbp[p=...] sets p",
+            note="read with rel= only (binary RBP, cwl_eval's): items graded rel and above count 1"),
     IrEntry("SetP", "none", ("rel", "relative", "judged_only"), _setp, ("rel", "relative", "judged_only"),
             aliases={"SetRelP": {"relative": True}}),
     IrEntry("SetR", "none", _REL, lambda k, p: SetR(), _REL),
@@ -191,6 +200,9 @@ def table_rows():
             target = f"{whole}[@k]" if target == f"{whole}@k" else f"{whole}; @k: {target}"
         if e.name == "nDCG":
             target += "; dcg='exp-log2': " + _ndcg(10, {"dcg": "exp-log2"}).name.replace("@10", "@k")
+        if e.name == "RBP":
+            target = "with rel=x (binary RBP): " + Adjusted(RBP(10), rel=1).name.replace(
+                "@10", "[@k]").replace("rel=1", "rel=x") + "; without: not read"
         if e.name == "NumRet":
             target += "; with rel=: " + NumRelevantRetrieved().name
         rows.append((names, params, target, e.note))

@@ -62,8 +62,121 @@ def metric_names(aliases=False):
     return list(_REGISTRY)
 
 
-def _valid_names():
-    return ", ".join(f"{n} ({', '.join(a)})" if a else n for n, a in metric_names(aliases=True).items())
+class PeerName:
+    """One spelling of a metric in another tool (ranx, torchmetrics, scikit-learn) and what it
+    is here; ir_measures' and trec_eval's names have their own tables
+    (:mod:`rankereval.metrics._ir_names`, :mod:`rankereval.metrics._trec_names`).
+
+    Attributes
+    ----------
+    peer : str
+        The tool.
+    spelling : str
+        As the tool writes it (``{k}``: the cutoff).
+    meaning : str
+        What it computes there.
+    here : str
+        rankereval's name of the same values (``{k}``: the cutoff), or how to get them.
+    read : {'same', 'reference', 'refused', 'not a name'}
+        What :func:`from_name` does with the spelling: reads it with the peer's meaning
+        (``same``), reads it as the reference's metric of that name, which differs and whose
+        output carries a footnote (``reference``), refuses it naming ``here`` (``refused``), or
+        the tool has no string names (``not a name``: a class or function).
+    """
+
+    __slots__ = ("peer", "spelling", "meaning", "here", "read")
+
+    def __init__(self, peer, spelling, meaning, here, read):
+        self.peer, self.spelling, self.meaning, self.here, self.read = peer, spelling, meaning, here, read
+
+    def base(self):
+        """The spelling before ``@`` or ``(``, lower case: the key the parser looks up."""
+        return self.spelling.split("@")[0].split("(")[0].lower()
+
+
+_SUCCESS = "1 if any relevant document is in the top k"
+
+#: every peer spelling the docs' "Coming from ..." table lists (tests compare the values with
+#: the peers where they are installed)
+PEER_NAMES = [
+    PeerName("ranx", "hits@{k}", "number of relevant documents in the top k", "numrelret@{k}", "same"),
+    PeerName("ranx", "hit_rate@{k}", _SUCCESS, "success@{k}", "refused"),
+    PeerName("ranx", "precision@{k}", "relevant documents in the top k, divided by k", "p@{k}", "same"),
+    PeerName("ranx", "recall@{k}", "relevant documents in the top k, divided by all relevant", "recall@{k}",
+             "same"),
+    PeerName("ranx", "f1@{k}", "harmonic mean of precision@k and recall@k", "f1@{k}", "same"),
+    PeerName("ranx", "r-precision", "precision at rank R (R: the number of relevant documents)", "rprec",
+             "same"),
+    PeerName("ranx", "mrr@{k}", "1 / rank of the first relevant document in the top k", "rr@{k}", "same"),
+    PeerName("ranx", "map@{k}", "AP of the top k divided by R (all relevant documents)",
+             "ap@{k}[relevant]; map@{k} here divides by min(k, R) (the reference's AP@k, footnoted)",
+             "reference"),
+    PeerName("ranx", "dcg@{k}", "DCG, gain = grade, discount 1/log2(1 + rank)",
+             "dcg@{k}[log2]; dcg@{k} here uses ln (the reference's default, footnoted)", "reference"),
+    PeerName("ranx", "dcg_burges@{k}", "DCG, gain 2**grade - 1, discount 1/log2(1 + rank)",
+             "dcg@{k}[power,log2]", "refused"),
+    PeerName("ranx", "ndcg@{k}", "NDCG, gain = grade", "ndcg@{k}", "same"),
+    PeerName("ranx", "ndcg_burges@{k}", "NDCG, gain 2**grade - 1", "ndcg@{k}[power]", "refused"),
+    PeerName("ranx", "bpref", "trec_eval's bpref, except a query without judged non-relevant documents: "
+             "NaN (trec_eval and rankereval: the fraction of the relevant documents ranked)", "bpref", "same"),
+    PeerName("ranx", "rbp.95", "rank-biased precision, p = 0.95, the grades as gains (ranx' code; its "
+             "docstring says binary)", "rbp[p=0.95]", "refused"),
+    PeerName("torchmetrics", "RetrievalHitRate(top_k=k)", _SUCCESS, "success@{k}", "not a name"),
+    PeerName("torchmetrics", "RetrievalPrecision(top_k=k)", "relevant documents in the top k, divided by k",
+             "p@{k}", "not a name"),
+    PeerName("torchmetrics", "RetrievalRecall(top_k=k)", "relevant documents in the top k, divided by all "
+             "relevant", "recall@{k}", "not a name"),
+    PeerName("torchmetrics", "RetrievalMRR(top_k=k)", "1 / rank of the first relevant document in the top k",
+             "rr@{k}", "not a name"),
+    PeerName("torchmetrics", "RetrievalNormalizedDCG(top_k=k)", "NDCG, gain = grade", "ndcg@{k}",
+             "not a name"),
+    PeerName("torchmetrics", "RetrievalRPrecision()", "precision at rank R", "rprec", "not a name"),
+    PeerName("scikit-learn", "ndcg_score(y_true, y_score, k=k)", "NDCG, gain = grade, ties averaged, a query "
+             "without relevant documents 0", "rankereval.ndcg_score(y_true, y_score, k=k) (the same); "
+             "ndcg@{k} on Rankings", "not a name"),
+    PeerName("scikit-learn", "dcg_score(y_true, y_score, k=k)", "DCG, gain = grade, discount "
+             "1/log2(1 + rank), ties averaged", "rankereval.dcg_score(y_true, y_score, k=k) (the same); "
+             "dcg@{k}[log2] on Rankings", "not a name"),
+]
+
+#: peers' spellings that rankereval's own grammar would misread (the underscore is ignored, so
+#: ranx's ``hit_rate`` would be the reference's ``hitrate``) or not know: refused, naming the
+#: spelling here. Keys: the base name as written, lower case.
+_PEER_MEANINGS = {}
+for _p in PEER_NAMES:
+    if _p.read == "refused":
+        _PEER_MEANINGS[_p.base()] = (f"{_p.peer}' {_p.spelling.replace('@{k}', '{at}')} ({_p.meaning}) is "
+                                     f"{_p.here.replace('@{k}', '{at}')} here")
+_PEER_MEANINGS["hit_rate"] += ("; rankereval's hitrate{at} (the reference's HitRate) is defined only "
+                               "for exactly one relevant item (leave-one-out data)")
+_PEER_MEANINGS["hit-rate"] = _PEER_MEANINGS["hit_rate"]
+#: peers' spellings read with the peer's meaning under another name here
+_PEER_ALIASES = {_p.base(): _p.here.split("@")[0] for _p in PEER_NAMES
+                 if _p.read == "same" and _normalise_name(_p.base()) != _normalise_name(_p.here.split("@")[0])
+                 and _p.here.split("@")[0] and "-" not in _p.base()}
+del _p
+
+
+def _unknown(name, base):
+    """The message for an unknown metric name: the closest known names (difflib), or where
+    ``rankereval metrics`` lists them all."""
+    import difflib
+
+    from rankereval.metrics._ir_names import TABLE
+
+    word = _normalise_name(base)
+    ours = {_normalise_name(k): k for cls in _REGISTRY.values() for k in (cls.info.name, *cls.info.aliases)}
+    close = [ours[k] for k in difflib.get_close_matches(word, list(ours), n=3, cutoff=0.7)]
+    close += [k for k in difflib.get_close_matches(base.strip(), list(TABLE), n=2, cutoff=0.8)
+              if TABLE[k][0].build is not None]
+    first = {}
+    for c in close:  # p and P, precision and Precision: once
+        first.setdefault(_normalise_name(c), c)
+    close = list(first.values())
+    at = name.strip()[len(base):] if name.strip().startswith(base) else ""
+    hint = f"; did you mean {' or '.join(repr(c + at) for c in close)}?" if close else ""
+    return (f"unknown metric {name!r}{hint} (every name: rankereval.metrics.metric_names(aliases=True), "
+            "or `rankereval metrics` on the command line)")
 
 
 def _parse_value(cls, param, text, name):
@@ -116,7 +229,8 @@ def _ir_measure(name, text, defaults=None):
     if match is None or match["base"] not in TABLE:
         return None
     entry, params = TABLE[match["base"]]
-    if entry.build is None and match["params"] is None and _normalise_name(match["base"]) in _lookup_table():
+    if (entry.build is None or entry.name == "RBP") and match["params"] is None \
+            and _normalise_name(match["base"]) in _lookup_table():
         return None  # e.g. RBP@10: rankereval's rbp@10 (the table says how ir_measures' differs)
     params = dict(params)
     given = _ir_params(name, match["params"]) if match["params"] is not None else []
@@ -168,6 +282,8 @@ def _ir_measure(name, text, defaults=None):
     judged_only = params.pop("judged_only", False)
     if not isinstance(judged_only, bool):
         raise ValueError(f"ir_measures measure {name!r}: judged_only must be True or False, got {judged_only!r}")
+    if entry.name == "RBP" and rel is None:
+        raise ValueError(f"ir_measures measure {name!r}: {entry.unsupported}; binary RBP is RBP(rel=1)")
     if entry.name == "NumRet" and rel is not None:
         params["_relevant"] = True  # NumRet(rel=x): the retrieved documents graded x and above
     try:
@@ -238,10 +354,16 @@ def from_name(name, defaults=None):
             raise ValueError(f"metric {name!r}: ']' without '['")
         text, options = text[:open_at], text[open_at + 1:-1]
     base, sep, cut = text.partition("@")
-    cls = _lookup_table().get(_normalise_name(base))
+    borrowed = _PEER_MEANINGS.get(base.strip().lower())
+    if borrowed is not None:
+        raise ValueError(f"metric {name!r}: {borrowed.format(at=f'@{cut.strip()}' if sep else '@k')}")
+    if re.fullmatch(r"rbp\.\d+", base.strip().lower()):  # ranx' rbp.95: p = 0.95
+        p = "0." + base.strip()[4:]
+        raise ValueError(f"metric {name!r}: ranx' {base.strip()} (rank-biased precision, p = {p}, the "
+                         f"grades as gains) is rbp[p={p}] here")
+    cls = _lookup_table().get(_normalise_name(_PEER_ALIASES.get(base.strip().lower(), base)))
     if cls is None:
-        raise ValueError(f"unknown metric {name!r}; valid names (aliases in parentheses): "
-                         f"{_valid_names()}")
+        raise ValueError(_unknown(name, base))
     info = cls.info
     params = {}
     if sep and info.at != "k":

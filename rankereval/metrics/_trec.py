@@ -356,8 +356,11 @@ class Judged(_OptionalCutoffMetric):
         \mathrm{Judged}@k(y) = \frac{|\{ i \le k' : y_i \text{ judged} \}|}{k'},
         \qquad k' = \min(k, |y|),
 
-    as ir_measures computes it (the division is by the items there are, like
-    ``Precision(k, truncated=True)``). Relevant and non-relevant judged items count alike.
+    the division by the items there are, like ``Precision(k, truncated=True)`` and ir_measures'
+    ``Judged@k``. Relevant and non-relevant judged items count alike. Judged means what the
+    labels' judgments say; the TREC readers count a qrels line with a negative grade as *not*
+    judged (trec_eval's convention, shared with :class:`Bpref`), whereas ir_measures' ``Judged``
+    counts every qrels line: on qrels with negative grades the two differ (rankereval's is lower).
 
     Edge cases:
 

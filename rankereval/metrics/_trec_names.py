@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankereval.metrics._binary import AP, HitRate, Precision, Recall, Success
-from rankereval.metrics._graded import NDCG, RBP
+from rankereval.metrics._graded import DCG, NDCG, RBP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._profile import (
     RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
@@ -321,7 +321,7 @@ def name_differences(metric, label=None):
     if isinstance(metric, AP) and metric.k is not None and getattr(metric, "denominator", "min") == "min":
         return (f"{name}: AP@{metric.k} divided by min({metric.k}, R), R the number of relevant "
                 f"documents; trec_eval's map_cut_{metric.k}, ranx' map@{metric.k} and ir_measures' "
-                f"AP@{metric.k} (read as such when spelt so) divide by R")
+                f"AP@{metric.k} (read as such when spelt so) divide by R: ap@{metric.k}[relevant]")
     if isinstance(metric, NDCG) and metric.relevance_scaling != "identity":
         return (f"{name}: gain 2**grade - 1; trec_eval's ndcg uses the grade itself (linear gain)")
     if isinstance(metric, (Precision, Recall)) and metric.truncated:
@@ -330,6 +330,10 @@ def name_differences(metric, label=None):
         return (f"{name}: rankereval's RBP (p={metric.p:g}, grades as they are); trec_eval's rbp is "
                 "p=0.9 with each query's grades scaled into [0, 1] (scaledrbp, read as such in "
                 "trec_eval's sets)")
+    if type(metric) is DCG and metric.log_base == "e":
+        at = "" if metric.k is None else f"@{metric.k}"
+        return (f"{name}: discount 1/ln(1 + rank), the natural logarithm (the reference's default); "
+                f"ranx' dcg{at} and rankereval.dcg_score use log2: dcg{at}[log2]")
     if isinstance(metric, HitRate):
         return (f"{name}: 1 if the single relevant item is in the top k, NaN with more than one; "
                 f"ranx' hit_rate@k and trec_eval's success_k are rankereval's success@k")
@@ -359,7 +363,7 @@ def listing():
         lines.append(f"  {form:<22} = {rk}{note}{defaults}")
     lines += ["", "where a name of rankereval differs from trec_eval's (or ranx / ir_measures'):", ""]
     for example, label in ((AP(100), "map@100"), (NDCG(10, relevance_scaling="power"), None),
-                           (Precision(10, truncated=True), None)):
+                           (Precision(10, truncated=True), None), (DCG(10), None), (HitRate(10), None)):
         lines.append(f"  {name_differences(example, label)}")
     lines.append("  queries without relevant documents: trec_eval scores them 0 and counts them "
                  "(the command line's default, --nan-handling zerofill); the Python API returns NaN")

@@ -15,6 +15,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from rankereval._evaluation import (
     Evaluation, _check_relevance_level, _geometric, _merge_partials, _metric_columns, _partials,
     _score_columns, _summarise)
+from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag, check_nan_handling
 from rankereval.bootstrap import _rng, _seed, _validate, query_key_hashes
 from rankereval.io._trec import order_columns
@@ -78,11 +79,65 @@ def _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
     return lab.unionByName(run), spec
 
 
+def _map_in_arrow(df, func, schema):
+    """``df.mapInArrow(func, schema)``. PySpark builds it through ``pandas_udf``, whose pandas
+    version check warns under pandas 3 ("PySpark does not yet fully support pandas >= 3.0.0",
+    a FutureWarning per call) although these tasks use Arrow and no pandas: silenced here."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                category=FutureWarning)
+        return df.mapInArrow(func, schema)
+
+
+#: worker Pythons of local masters already checked: {executable: None or the error message}
+_WORKER_PYTHONS = {}
+
+
+def _check_local_workers(df):
+    """On a local master, the Python that Spark starts for its workers (``PYSPARK_PYTHON``,
+    ``spark.pyspark.python``, else ``python3`` on PATH) must import rankereval. In a virtual
+    environment not on PATH it is another Python, and the task would fail deep in a Java stack
+    trace (``ModuleNotFoundError: No module named 'rankereval'``): say what to set instead."""
+    import subprocess
+    import sys
+
+    try:
+        sc = df.sparkSession.sparkContext
+        master = str(sc.master)
+        conf = sc.getConf() if hasattr(sc, "getConf") else None
+        exe = ((conf.get("spark.pyspark.python", None) if conf is not None else None)
+               or getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON") or "python3")
+    except Exception:  # a Spark Connect session has no SparkContext: its workers are remote
+        return
+    if not master.startswith("local"):
+        return
+    if exe not in _WORKER_PYTHONS:
+        try:
+            done = subprocess.run([exe, "-c", "import rankereval"], capture_output=True, text=True,
+                                  timeout=120)
+            failed = done.returncode != 0 and (done.stderr.strip().splitlines() or ["failed"])[-1]
+        except OSError as exc:
+            failed = str(exc)
+        except subprocess.TimeoutExpired:
+            failed = None  # slow, not broken: let Spark try
+        _WORKER_PYTHONS[exe] = failed and (
+            f"the local Spark master ({master}) starts its Python workers with {exe!r}, which cannot "
+            f"import rankereval ({failed}). Set PYSPARK_PYTHON to this Python before creating the "
+            f"SparkSession (export PYSPARK_PYTHON={sys.executable}, or "
+            f".config('spark.pyspark.python', sys.executable)); in a virtual environment "
+            "Spark's default python3 is the system's Python")
+    if _WORKER_PYTHONS[exe]:
+        raise RuntimeError(_WORKER_PYTHONS[exe])
+
+
 def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col):
     """The labels and the run in one schema (``side`` 0 and 1), and the layout's options."""
     for df, what in ((labels_df, "labels_df"), (run_df, "run_df")):
         if not isinstance(df, DataFrame):
             raise TypeError(f"{what} must be a pyspark.sql.DataFrame, got {type(df).__name__}")
+    _check_local_workers(labels_df)
     q_kind = _same_kind(_column(labels_df, query_col, "labels_df", "query_col"),
                         _column(run_df, query_col, "run_df", "query_col"), query_col, "the query")
     lab_item = _column(labels_df, item_col, "labels_df", "item_col")
@@ -418,7 +473,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
                 n_boot=n_boot if conf_interval else 0, seed=seed, geometric=_geometric(columns),
                 tie_break=tie_break, fail_once=_TEST_FAIL_ONCE)
     parts = union.repartition(npartitions, "q") if npartitions else union.repartition("q")
-    rows = _collect(parts.mapInArrow(functools.partial(_partials_task, spec=spec), "partials binary"))
+    rows = _collect(_map_in_arrow(parts, functools.partial(_partials_task, spec=spec), "partials binary"))
     total = None
     for row in rows:
         part = pickle.loads(row[0])
@@ -434,7 +489,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
 
         from rankereval.exceptions import UndefinedMetricWarning
 
-        warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=2)
+        warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
     ev = Evaluation(None, [c for c, _ in columns], [m for _, m in columns], None, means, intervals,
                     n_used, n_undefined, nan_handling, conf if conf_interval else None,
                     n_rankings=int(total["n"]))
@@ -445,7 +500,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
                                          else T.StringType())]
                           + [T.StructField(n, T.DoubleType()) for n in names])
     spec = dict(spec, fail_once=None)
-    return ev, parts.mapInArrow(functools.partial(_scores_task, spec=spec, names=names), schema)
+    return ev, _map_in_arrow(parts, functools.partial(_scores_task, spec=spec, names=names), schema)
 
 
 def _collect(df):
@@ -591,7 +646,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
                 baseline=baseline, test=test, seeds=seeds, n_resamples=n_resamples,
                 ci_resamples=ci_resamples)
     parts = union.repartition(npartitions, "q") if npartitions else union.repartition("q")
-    rows = _collect(parts.mapInArrow(functools.partial(_compare_task, spec=spec), "partials binary"))
+    rows = _collect(_map_in_arrow(parts, functools.partial(_compare_task, spec=spec), "partials binary"))
     total = None
     lacking = {name: [] for name in run_names}      # a few query ids per run, for the message
     for row in rows:
