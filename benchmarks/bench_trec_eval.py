@@ -127,9 +127,14 @@ def main(argv=None):
     ours = outputs["rankereval"]
     agreement = {}
     for name in names[1:]:
+        # the lines that hold no number (runid, relstring) are compared as text
         shared = sorted(set(ours) & set(outputs[name]))
+        text = {m for m in shared if m in ("runid", "relstring")}
+        diffs_text = {m: (ours[m], outputs[name][m]) for m in text if ours[m] != outputs[name][m]}
+        shared = [m for m in shared if m not in text]
         diffs = {m: (ours[m], outputs[name][m]) for m in shared
                  if abs(float(ours[m]) - float(outputs[name][m])) > 1.0001e-4}
+        diffs.update(diffs_text)
         agreement[name] = {"measures": shared, "differences": diffs}
     run_bytes = os.path.getsize(run)
     med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in runs.items()}
