@@ -45,22 +45,18 @@ def _layout(y_true, y_score, qid, group):
 
 def _mean(metric, scores, nan_handling, sample_weight, n_queries):
     """The (weighted) mean over queries after the NaN policy (as :meth:`Metric.mean`)."""
-    check_nan_handling(nan_handling)
+    from rankereval import _engine
+
+    nan_handling = check_nan_handling(nan_handling)
     w = None
     if sample_weight is not None:
         w = _flat(sample_weight, "sample_weight", n_queries, what="weights (one per query)")
         if w.dtype.kind not in "biuf" or not np.all(np.isfinite(w)) or (w.size and w.min() < 0):
             raise ValueError("sample_weight must hold finite, non-negative numbers (one per query)")
-    nan = np.isnan(scores)
-    if nan_handling == "propagate":
-        metric._handle_nan(scores, "propagate", stacklevel=5)  # warns about undefined queries
-    elif nan_handling == "zerofill":
-        scores = np.where(nan, 0.0, scores)
-    else:
-        scores, w = scores[~nan], (None if w is None else w[~nan])
-    if scores.size == 0 or (w is not None and w.sum() == 0):
-        return float("nan")
-    return float(np.average(scores, weights=w))
+    scores, rows = metric._policy(scores, nan_handling, stacklevel=5)  # 'propagate' warns
+    if w is None:
+        return _engine.aggregate(metric.info, scores)
+    return _engine.weighted_mean(scores, w if rows is None else w[rows])
 
 
 def _log_base(log_base):

@@ -41,13 +41,13 @@ import sys
 
 from rankereval._choices import (CI_METHODS, DCG_GAINS, DCG_LOG_BASES, EXTRA, MISSING, NAN_HANDLING, ORDER_BY,
                                 TIE_BREAKS)
-from rankereval._cli_common import (DEFAULT_METRICS, UsageError, _confidence, _count, _finite_float,  # noqa: F401
+from rankereval._cli_common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _confidence, _count, _finite_float,  # noqa: F401
                                     _positive_int, guarded, parse_metrics)
 
 __all__ = ["main", "DEFAULT_METRICS"]
 
 
-def _add_eval_options(p, default_seed=None):
+def _add_eval_options(p, default_seed=DEFAULT_SEED):
     p.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC", default=None,
                    help="metrics: our names (ndcg@10 recall@100 map) or trec_eval's (P_10, P.5,10,20, "
                         "ndcg_cut_10, map_cut_100, official, all_trec); -m may be repeated, names may be "
@@ -89,8 +89,8 @@ def _add_eval_options(p, default_seed=None):
     p.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
                    help="bootstrap interval: percentile (default) or bca (bias-corrected and accelerated)")
     p.add_argument("--seed", type=int, default=default_seed,
-                   help="random seed of the bootstrap (default: "
-                        + ("fresh randomness" if default_seed is None else str(default_seed)) + ")")
+                   help=f"random seed of the bootstrap (default: {default_seed}, so that intervals are "
+                        "the same from run to run; the output states the seed)")
     p.add_argument("--n-items", type=_count, default=None, metavar="N",
                    help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
                         "documents that occur in the qrels or the run)")
@@ -123,7 +123,7 @@ def build_parser():
     ex = sub.add_parser("example", help="evaluate the sample qrels/run shipped with rankereval",
                         description="Evaluate the small synthetic TREC pair shipped with rankereval "
                                     "(made by rankereval/_sample/make_sample.py).")
-    _add_eval_options(ex, default_seed=0)
+    _add_eval_options(ex)
     ls = sub.add_parser("metrics", help="list metric names and aliases")
     from rankereval._cli_compare import add_compare_subparser
 
@@ -308,6 +308,9 @@ def _render_evaluation(ev, args, trec=None):
 
     shown = {n: n + ("*" if name_differences(m) is not None else "") for n, m in zip(names, ev.metrics)}
     notes = _notes(ev)
+    if ci is not None:
+        notes.append(f"bootstrap intervals: {args.n_bootstrap} resamples ({args.ci_method}), seed "
+                     f"{args.seed} (--seed)")
     foot_text = "".join(line + "\n" for line in notes)
     ci_head = f"{args.confidence * 100:g}% CI"
     if args.per_query:

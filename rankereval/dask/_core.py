@@ -14,10 +14,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.dask needs Dask: pip install 'rankereval[dask]' "
                       "(dask[array,dataframe] and distributed)") from exc
 
-from rankereval._evaluation import (
-    Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
-from rankereval._validation import check_flag, check_nan_handling
-from rankereval.bootstrap import _seed, _validate, id_kind, query_key_hashes
+from rankereval import _engine
+from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval._engine import partials as _partials, summarise as _summarise
+from rankereval._evaluation import Evaluation, _metric_columns, _score_columns
+from rankereval._validation import check_flag
+from rankereval.bootstrap import id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
 from rankereval.io._arrow import RepeatedQueryError, list_column, nested_queries, one_array
 
@@ -608,22 +610,18 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(labels, run, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
-    check_nan_handling(nan_handling)
-    conf_interval = check_flag(conf_interval, "conf_interval")
-    n_boot, conf, _ = _validate(n_bootstrap_samples, confidence, "percentile",
-                                n_name="n_bootstrap_samples", conf_name="confidence")
+    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                           n_resamples=n_bootstrap_samples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": "n_bootstrap_samples"},
+                           merged=True)
+    nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
+    n_boot, conf = opts.n_resamples, opts.confidence
     if any(m.info.labels == "binary" for _, m in columns):
         from rankereval._evaluation import _check_relevance_level
 
         _check_relevance_level(relevance_level)
-    seed = 0
-    if conf_interval:
-        from rankereval.bootstrap import _rng
-
-        if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
-            # as rankereval.evaluate: one int from None or a Generator, then the seed from it
-            random_state = int(_rng(random_state).integers(0, 2**63 - 1))
-        seed = _seed(random_state)
+    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
+    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     score_options = (columns, relevance_level)
     sum_options = (nan_handling, seed, n_boot if conf_interval else 0, _geometric(columns))
     # the means and intervals: one task per partition from its input to its partial sums

@@ -12,11 +12,12 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.spark needs PySpark: pip install 'rankereval[spark]'") from exc
 
-from rankereval._evaluation import (
-    Evaluation, _check_relevance_level, _geometric, _merge_partials, _metric_columns, _partials,
-    _score_columns, _summarise)
-from rankereval._validation import check_flag, check_nan_handling
-from rankereval.bootstrap import _rng, _seed, _validate, query_key_hashes
+from rankereval import _engine
+from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval._engine import partials as _partials, summarise as _summarise
+from rankereval._evaluation import Evaluation, _check_relevance_level, _metric_columns, _score_columns
+from rankereval._validation import check_flag
+from rankereval.bootstrap import query_key_hashes
 from rankereval.io._trec import order_columns
 
 __all__ = ["evaluate", "compare", "SparkInputError"]
@@ -383,22 +384,20 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
         layout); the message names the column.
     """
     columns = _metric_columns(metrics)
-    check_nan_handling(nan_handling)
-    conf_interval = check_flag(conf_interval, "conf_interval")
+    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                           n_resamples=n_bootstrap_samples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": "n_bootstrap_samples"},
+                           merged=True)
+    nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
+    n_boot, conf = opts.n_resamples, opts.confidence
     return_scores = check_flag(return_scores, "return_scores")
-    n_boot, conf, _ = _validate(n_bootstrap_samples, confidence, "percentile",
-                                n_name="n_bootstrap_samples", conf_name="confidence")
     if any(m.info.labels == "binary" for _, m in columns):
         _check_relevance_level(relevance_level)
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
-    seed = 0
-    if conf_interval:
-        if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
-            # as rankereval.evaluate: one int from None or a Generator, then the seed from it
-            random_state = int(_rng(random_state).integers(0, 2**63 - 1))
-        seed = _seed(random_state)
+    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
+    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     union, spec = _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
     spec.update(columns=columns, relevance_level=relevance_level, nan_handling=nan_handling,
                 n_boot=n_boot if conf_interval else 0, seed=seed, geometric=_geometric(columns),
@@ -538,7 +537,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     """
     from rankereval import _paired_sums
     from rankereval._validation import check_real
-    from rankereval.compare import CI_RESAMPLES, _check_arguments, _finish, _resolve_metrics
+    from rankereval.compare import CI_RESAMPLES, _check_arguments, _finish, _resolve_metrics, _run_means
 
     if test == "tukey":
         raise ValueError("test='tukey' is not available on Spark: its statistic (the largest difference of "
@@ -559,7 +558,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
-    rng = _rng(random_state)
+    rng = _engine.rng(random_state)
     seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
     ci_resamples = 0 if test == "t" else (n_resamples if test == "bootstrap" else min(n_resamples, CI_RESAMPLES))
 
@@ -594,8 +593,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
                          f"every run; e.g. {detail}); pass queries='intersection' to compare the common "
                          "queries")
     counts = total["counts"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts[:, None] > 0, total["score_sums"] / np.maximum(counts, 1)[:, None], np.nan)
+    means = _run_means(total["score_sums"].to_float(), counts)
     propagated = (total["undefined"] > 0) if nan_handling == "propagate" else np.zeros(len(columns), bool)
     _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples)
     n_pairs = len(run_names) - 1 if baseline is not None else len(run_names) * (len(run_names) - 1) // 2
