@@ -51,7 +51,7 @@ class Accumulator:
         Items never to rank, one row per query id (e.g. the training interactions of
         every user): a batch of scores with integer ``query_ids`` excludes rows
         ``invalid_items[query_ids]``. Or pass a batch's own rows to :meth:`update`.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     resampling : {'poisson'}, default='poisson'
         The bootstrap of the intervals: the Poisson bootstrap keyed by query id, the one
@@ -93,17 +93,19 @@ class Accumulator:
     """
 
     def __init__(self, metrics, *, k=None, invalid_items=None, relevance_level=1, nan_handling="propagate",
-                 conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, resampling="poisson",
-                 random_state=None, keep_scores=False, check_query_ids=True):
+                 conf_interval=False, n_resamples=1000, confidence=0.95, resampling="poisson",
+                 random_state=None, keep_scores=False, check_query_ids=True, n_bootstrap_samples=None):
         from rankereval._evaluation import _check_relevance_level
         from rankereval._validation import check_k
 
         self._columns = _metric_columns(metrics)
         self.names = [c for c, _ in self._columns]
+        n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                              "n_bootstrap_samples", 1000, "Accumulator")
         opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                               n_resamples=n_bootstrap_samples, confidence=confidence,
+                               n_resamples=n_resamples, confidence=confidence,
                                resampling=resampling, random_state=random_state,
-                               names={"n_resamples": "n_bootstrap_samples"}, merged=True)
+                               names={"n_resamples": n_name}, merged=True)
         self._nan_handling, self._conf_interval = opts.nan_handling, opts.conf_interval
         self._n_boot, self._confidence = opts.n_resamples, opts.confidence
         self._keep_scores = check_flag(keep_scores, "keep_scores")

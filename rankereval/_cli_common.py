@@ -159,7 +159,7 @@ def guarded(call, usage_parser, command, err):
 
 
 #: the Python API's argument names that the command line spells otherwise
-_API_FLAGS = {"n_bootstrap_samples": "--n-bootstrap", "method": "--ci-method", "random_state": "--seed",
+_API_FLAGS = {"n_bootstrap_samples": "--n-resamples", "method": "--ci-method", "random_state": "--seed",
               "conf_interval": "--ci", "missing": "-c/--missing"}
 
 

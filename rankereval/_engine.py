@@ -28,6 +28,7 @@ Feature modules import from here; they never import each other's private helpers
 from dataclasses import dataclass
 import math
 import re
+import warnings
 
 import numpy as np
 
@@ -62,6 +63,20 @@ def cli_message(exc, flags):
     if arg in flags:
         text = re.sub(rf"(?<![-\w.]){re.escape(arg)}\b(?!=)", flags[arg], text)
     return text
+
+
+def renamed(new_value, old_value, new, old, default, where):
+    """``(value, name)`` of an option renamed from ``old`` to ``new`` (the package's one
+    word, :doc:`/guide/vocabulary`): the old spelling still works for one release, with a
+    DeprecationWarning naming the new word; both with different values is a TypeError.
+    ``old_value`` None: the old spelling was not used."""
+    if old_value is None:
+        return new_value, new
+    warnings.warn(f"{where}({old}=...) is deprecated: use {new}= (the same option under its one "
+                  f"name); {old} will be removed in the next release", DeprecationWarning, stacklevel=3)
+    if new_value != default and new_value != old_value:
+        raise TypeError(f"{where}() got {new}={new_value!r} and {old}={old_value!r}: give {new} only")
+    return old_value, old
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,8 @@ def _score_columns(columns, binary, numeric, y_pred, relevance_level):
 
 
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             method="percentile", resampling="multinomial", query_ids=None):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             method="percentile", resampling="multinomial", query_ids=None, n_bootstrap_samples=None):
     """Evaluate rankings with many metrics at once: per-ranking scores, means and intervals.
 
     Parameters
@@ -129,8 +129,9 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         :meth:`Metric.mean <rankereval.Metric.mean>`. The per-ranking scores keep the NaN.
     conf_interval : bool, default=False
         Also compute a bootstrap confidence interval of every mean.
-    n_bootstrap_samples, confidence, random_state, method
-        As in :meth:`Metric.mean <rankereval.Metric.mean>`. Every metric is resampled
+    n_resamples, confidence, random_state, method
+        As in :meth:`Metric.mean <rankereval.Metric.mean>` (``n_resamples`` is the
+        reference's ``n_bootstrap_samples``, the deprecated spelling here). Every metric is resampled
         with the same random streams, so an int ``random_state`` gives each metric the
         interval its own ``mean`` call would give.
     resampling : {'multinomial', 'poisson'}, default='multinomial'
@@ -195,10 +196,12 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(y_true, y_pred, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
     opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                           n_resamples=n_bootstrap_samples, confidence=confidence, method=method,
+                           n_resamples=n_resamples, confidence=confidence, method=method,
                            resampling=resampling, random_state=random_state,
-                           names={"n_resamples": "n_bootstrap_samples"})
+                           names={"n_resamples": n_name})
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     scores = _score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
                             y_pred, relevance_level)

@@ -47,6 +47,16 @@ from rankereval._cli_common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _
 __all__ = ["main", "DEFAULT_METRICS"]
 
 
+class _Renamed(argparse.Action):
+    """A flag with a deprecated second spelling: a note on stderr when the old one is used."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string != self.option_strings[0]:
+            print(f"rankereval: note: {option_string} is deprecated; use {self.option_strings[0]}",
+                  file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def _add_eval_options(p, default_seed=DEFAULT_SEED):
     p.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC", default=None,
                    help="metrics: our names (ndcg@10 recall@100 map) or trec_eval's (P_10, P.5,10,20, "
@@ -82,8 +92,10 @@ def _add_eval_options(p, default_seed=DEFAULT_SEED):
                    help="ranked queries without judgements: drop (default, as trec_eval), keep (metrics "
                         "NaN), or fail")
     p.add_argument("--ci", action="store_true", help="add a bootstrap confidence interval of each mean")
-    p.add_argument("--n-bootstrap", type=_positive_int, default=1000, metavar="N",
-                   help="bootstrap resamples (default: 1000)")
+    p.add_argument("--n-resamples", "--n-bootstrap", type=_positive_int, default=1000, metavar="N",
+                   action=_Renamed,
+                   help="bootstrap resamples, > 1 (default: 1000; as 'rankereval compare --n-resamples'; "
+                        "--n-bootstrap is its deprecated spelling)")
     p.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                    help="confidence level of the interval (default: 0.95)")
     p.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
@@ -147,7 +159,7 @@ def evaluate(data, metrics, args, err):
         warnings.simplefilter("always", UndefinedMetricWarning)
         ev = rk_evaluate(data, None, metrics, relevance_level=args.relevance_level,
                          nan_handling=args.nan_handling, conf_interval=args.ci,
-                         n_bootstrap_samples=args.n_bootstrap, confidence=args.confidence,
+                         n_resamples=args.n_resamples, confidence=args.confidence,
                          random_state=args.seed, method=args.ci_method)
     for w in caught:
         if not issubclass(w.category, UndefinedMetricWarning):
@@ -309,7 +321,7 @@ def _render_evaluation(ev, args, trec=None):
     shown = {n: n + ("*" if name_differences(m) is not None else "") for n, m in zip(names, ev.metrics)}
     notes = _notes(ev)
     if ci is not None:
-        notes.append(f"bootstrap intervals: {args.n_bootstrap} resamples ({args.ci_method}), seed "
+        notes.append(f"bootstrap intervals: {args.n_resamples} resamples ({args.ci_method}), seed "
                      f"{args.seed} (--seed)")
     foot_text = "".join(line + "\n" for line in notes)
     ci_head = f"{args.confidence * 100:g}% CI"

@@ -105,13 +105,10 @@ def _check_alpha(alpha):
 
 
 def _check_resamples(n_resamples):
-    from rankereval.bootstrap import MAX_RESAMPLES
+    """As every bootstrap's (rankereval._engine): an integer > 1 (one resample gives p = 0.5)."""
+    from rankereval._validation import check_n_resamples
 
-    if (isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (Integral, np.integer))
-            or not 1 <= n_resamples <= MAX_RESAMPLES):
-        raise ValueError(f"n_resamples must be an integer >= 1 and <= {MAX_RESAMPLES:_}, "
-                         f"got {n_resamples!r}")
-    return int(n_resamples)
+    return check_n_resamples(n_resamples)
 
 
 def _threads(work):

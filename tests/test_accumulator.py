@@ -83,7 +83,7 @@ def test_batches_equal_evaluate_on_the_concatenation(cuts, seed, graded, nan_han
     rng = np.random.default_rng(seed)
     query_ids = {"int": rng.permutation(10**6)[:60], "str": np.array([f"q{i}" for i in rng.permutation(60)]),
                  "none": None}[ids]
-    options = dict(nan_handling=nan_handling, conf_interval=conf, n_bootstrap_samples=50, random_state=seed)
+    options = dict(nan_handling=nan_handling, conf_interval=conf, n_resamples=50, random_state=seed)
     acc = Accumulator(METRICS, keep_scores=True, **options)
     got = run(acc, scores, labels, cuts, query_ids)
     assert acc.k is None                                  # map and rprec rank every item
@@ -112,7 +112,7 @@ def _three(seed, conf=True):
     ids = np.random.default_rng(seed).permutation(1000)[:90]
     parts = []
     for a, b in [(0, 20), (20, 21), (21, 90)]:
-        acc = Accumulator(METRICS, conf_interval=conf, n_bootstrap_samples=64, random_state=9, nan_handling="drop")
+        acc = Accumulator(METRICS, conf_interval=conf, n_resamples=64, random_state=9, nan_handling="drop")
         run(acc, scores, labels, [a, (a + b) // 2, b], ids)
         parts.append(acc)
     return parts, scores, labels, ids
@@ -135,7 +135,7 @@ def test_merge_is_associative_and_commutative_exactly():
         assert s.keys() == states[0].keys()
         for key in s:                                       # the very same digits, not just values
             np.testing.assert_array_equal(s[key], states[0][key], err_msg=key)
-    ref = reference(METRICS, scores, labels, None, ids, conf_interval=True, n_bootstrap_samples=64,
+    ref = reference(METRICS, scores, labels, None, ids, conf_interval=True, n_resamples=64,
                     random_state=9, nan_handling="drop")
     for o in orders:
         assert_same_evaluation(o.compute(), ref, scores=False)
@@ -145,14 +145,14 @@ def test_state_dict_is_plain_numpy_and_round_trips():
     (a, b, c), *_ = _three(3)
     state = a.state_dict()
     assert all(type(v) is np.ndarray for v in state.values())
-    fresh = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, nan_handling="drop")
+    fresh = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, nan_handling="drop")
     fresh.load_state_dict(pickle.loads(pickle.dumps(state)))
     assert_same_evaluation(fresh.compute(), a.compute(), scores=False)
     for key, v in fresh.state_dict().items():
         np.testing.assert_array_equal(v, state[key])
     # the state is O(metrics x resamples): independent of the number of queries
-    small = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, check_query_ids=False)
-    big = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, check_query_ids=False)
+    small = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, check_query_ids=False)
+    big = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, check_query_ids=False)
     s, lab = data(5, n=400)
     run(small, s, lab, [0, 40])
     run(big, s, lab, [0, 100, 200, 300, 400])
@@ -162,7 +162,7 @@ def test_state_dict_is_plain_numpy_and_round_trips():
 
 def test_options_must_match_to_merge():
     (a, b, _), *_ = _three(4)
-    other = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=10, nan_handling="drop")
+    other = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=10, nan_handling="drop")
     with pytest.raises(ValueError, match="different metrics or options"):
         a.merge(other)
     with pytest.raises(ValueError, match="other metrics or options"):
@@ -344,7 +344,7 @@ def _shard_state(args):
     seed, rank, world = args
     scores, labels = data(seed, n=120)
     ids = np.arange(120)[rank::world]
-    acc = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=80, random_state=5)
+    acc = Accumulator(METRICS, conf_interval=True, n_resamples=80, random_state=5)
     run(acc, scores[ids], labels[ids], [0, 7, 7, len(ids)], ids)
     return acc.state_dict()
 
@@ -353,13 +353,13 @@ def test_multiprocessing_shards_merge_to_the_one_process_result():
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
         states = pool.map(_shard_state, [(13, r, 3) for r in range(3)])
-    total = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=80, random_state=5)
+    total = Accumulator(METRICS, conf_interval=True, n_resamples=80, random_state=5)
     for s in states:
         total.merge(s)
     scores, labels = data(13, n=120)
     order = np.concatenate([np.arange(120)[r::3] for r in range(3)])
     ref = reference(METRICS, scores[order], labels[order], None, order, conf_interval=True,
-                    n_bootstrap_samples=80, random_state=5)
+                    n_resamples=80, random_state=5)
     assert_same_evaluation(total.compute(), ref, scores=False)
 
 
@@ -371,7 +371,7 @@ def _distributed_worker(rank, world, init, out):
     try:
         scores, labels = data(14, n=100)
         ids = np.arange(100)[rank::world]
-        acc = Accumulator(["ndcg@5", "recall@10", "mrr@5"], conf_interval=True, n_bootstrap_samples=100,
+        acc = Accumulator(["ndcg@5", "recall@10", "mrr@5"], conf_interval=True, n_resamples=100,
                           random_state=3)
         for a in range(0, len(ids), 16):                  # a validation loop over tensors
             batch = ids[a:a + 16]
@@ -398,7 +398,7 @@ def test_torch_distributed_all_gather_of_the_state(tmp_path):
     scores, labels = data(14, n=100)
     order = np.concatenate([np.arange(100)[r::world] for r in range(world)])
     ref = reference(["ndcg@5", "recall@10", "mrr@5"], scores[order], labels[order], 10, order,
-                    conf_interval=True, n_bootstrap_samples=100, random_state=3)
+                    conf_interval=True, n_resamples=100, random_state=3)
     for rank in range(world):                              # every rank has the whole result
         with open(tmp_path / f"result.{rank}", "rb") as fh:
             assert pickle.load(fh) == ref.to_dict()

@@ -95,8 +95,8 @@ def test_intervals_equal_in_metric_mean_bootstrap_and_evaluate(nan_handling, met
     for name, m in METRICS.items():
         one = {name: m}
         ev = outcome(rankereval.evaluate, NUMERIC, RANKINGS, one, conf_interval=True,
-                     n_bootstrap_samples=B, **opts)
-        mean = outcome(m.mean, labels_of(m), RANKINGS, conf_interval=True, n_bootstrap_samples=B, **opts)
+                     n_resamples=B, **opts)
+        mean = outcome(m.mean, labels_of(m), RANKINGS, conf_interval=True, n_resamples=B, **opts)
         boot = outcome(m.bootstrap, labels_of(m), RANKINGS, n_resamples=B, **opts)
         assert ev[0] == mean[0] == boot[0], (name, ev, mean, boot)
         if ev[0] == "error":      # BCa of an infinite mean: the same refusal everywhere
@@ -112,7 +112,7 @@ def test_intervals_equal_in_metric_mean_bootstrap_and_evaluate(nan_handling, met
 def test_one_seed_for_every_metric_of_a_call():
     """An int random_state gives each metric of evaluate the interval of its own call."""
     ev = rankereval.evaluate(NUMERIC, RANKINGS, ["p@3", "ndcg@5", "rr@10"], nan_handling="drop",
-                             conf_interval=True, n_bootstrap_samples=B, random_state=SEED)
+                             conf_interval=True, n_resamples=B, random_state=SEED)
     for name in ev.names:
         m = rankereval.metrics.from_name(name)
         res = m.mean(labels_of(m), RANKINGS, "drop", True, B, 0.95, random_state=SEED)
@@ -121,7 +121,7 @@ def test_one_seed_for_every_metric_of_a_call():
 
 @pytest.mark.parametrize("nan_handling", NAN_HANDLING)
 def test_accumulator_in_batches_equals_evaluate(nan_handling):
-    opts = dict(nan_handling=nan_handling, conf_interval=True, n_bootstrap_samples=B, random_state=SEED)
+    opts = dict(nan_handling=nan_handling, conf_interval=True, n_resamples=B, random_state=SEED)
     want = quiet(rankereval.evaluate, NUMERIC, RANKINGS, METRICS, resampling="poisson", **opts)
     acc = Accumulator(METRICS, **opts)
     for a, b in ((0, 7), (7, 8), (8, 30), (30, N)):
@@ -229,7 +229,7 @@ def test_dask_on_a_cluster_equals_evaluate(client):
                           da.from_array(ranks, chunks=chunks + (ranks.shape[1],)),
                           grades=da.from_array(grades, chunks=chunks + (lab.shape[1],)))
     for nan_handling in NAN_HANDLING:
-        opts = dict(nan_handling=nan_handling, conf_interval=True, n_bootstrap_samples=B, random_state=SEED)
+        opts = dict(nan_handling=nan_handling, conf_interval=True, n_resamples=B, random_state=SEED)
         want = quiet(rankereval.evaluate, NUMERIC, RANKINGS, METRICS, resampling="poisson", **opts)
         got = quiet(rd.evaluate(data, metrics=METRICS, **opts).compute)
         assert got.n_used == want.n_used and got.n_undefined == want.n_undefined
@@ -253,7 +253,7 @@ def test_spark_equals_evaluate():
         labels_df = spark.createDataFrame(pd.DataFrame(lab, columns=["query", "item", "label"]))
         run_df = spark.createDataFrame(pd.DataFrame(run, columns=["query", "item", "score"]))
         for nan_handling in NAN_HANDLING:
-            opts = dict(nan_handling=nan_handling, conf_interval=True, n_bootstrap_samples=B, random_state=SEED)
+            opts = dict(nan_handling=nan_handling, conf_interval=True, n_resamples=B, random_state=SEED)
             from rankereval.io import from_dataframes
 
             data = from_dataframes(pd.DataFrame(lab, columns=["query", "item", "label"]),
@@ -267,3 +267,55 @@ def test_spark_equals_evaluate():
                     assert same(g, w), (nan_handling, name)
     finally:
         spark.stop()
+
+
+# -- one vocabulary ----------------------------------------------------------------------------
+def test_old_spellings_warn_and_give_the_same_answer():
+    opts = dict(conf_interval=True, random_state=SEED, nan_handling="drop")
+    want = rankereval.evaluate(NUMERIC, RANKINGS, ["p@3"], n_resamples=B, **opts)
+    with pytest.warns(DeprecationWarning, match="use n_resamples="):
+        old = rankereval.evaluate(NUMERIC, RANKINGS, ["p@3"], n_bootstrap_samples=B, **opts)
+    assert old.conf_intervals == want.conf_intervals
+    with pytest.raises(TypeError, match="n_resamples=10 and n_bootstrap_samples=20"):
+        with pytest.warns(DeprecationWarning):
+            rankereval.evaluate(NUMERIC, RANKINGS, ["p@3"], n_resamples=10, n_bootstrap_samples=20)
+    with pytest.warns(DeprecationWarning, match="use n_resamples="):
+        Accumulator(["p@3"], n_bootstrap_samples=B)
+    # Metric.mean keeps the reference's words and takes the package's (no warning)
+    m = rankereval.metrics.from_name("p@3")
+    ref = m.mean(BINARY, RANKINGS, "drop", True, B, 0.9, random_state=SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        new = m.mean(BINARY, RANKINGS, "drop", True, random_state=SEED, n_resamples=B, confidence_level=0.9)
+    assert new == ref
+    # option strings match case-insensitively, and messages name the argument as spelt
+    assert m.mean(BINARY, RANKINGS, "Drop") == m.mean(BINARY, RANKINGS, "drop")
+    with pytest.raises(ValueError, match="n_bootstrap_samples must be an integer > 1"):
+        m.mean(BINARY, RANKINGS, conf_interval=True, n_bootstrap_samples=1)
+    with pytest.raises(ValueError, match="^n_resamples must be an integer > 1"):
+        rankereval.compare(BINARY, {"a": RANKINGS, "b": RANKINGS}, ["p@3"], n_resamples=1)
+
+
+def test_swapped_accumulator_calls_never_give_a_number():
+    acc = Accumulator(["ndcg@3"])
+    with pytest.warns(DeprecationWarning, match=r"update\(y_true, y_pred\)"):
+        acc.update(RANKINGS, NUMERIC)                     # the old order, told by the types
+    want = rankereval.evaluate(NUMERIC, RANKINGS, ["ndcg@3"]).means
+    assert same(quiet(acc.compute).means["ndcg@3"], want["ndcg@3"])
+    with pytest.raises(TypeError, match="y_true and y_pred look swapped"):
+        acc.update(SCORES, GRADES)                        # float scores first, grades second
+    with pytest.raises(TypeError, match="y_true and y_pred look swapped"):
+        acc.update(SCORES > 0.5, GRADES > 0)              # boolean y_pred
+    with pytest.raises(TypeError, match="both Labels"):
+        acc.update(BINARY, NUMERIC)
+
+
+def test_cli_messages_name_flags():
+    from rankereval._engine import OptionError, cli_message
+
+    flags = {"queries": "--queries", "n_bootstrap_samples": "--n-resamples", "missing": "-c/--missing"}
+    assert cli_message(ValueError("pass queries='intersection' to compare the common queries"), flags) == \
+        "pass --queries intersection to compare the common queries"
+    exc = OptionError("n_bootstrap_samples", "n_bootstrap_samples must be an integer > 1, got 1")
+    assert cli_message(exc, flags) == "--n-resamples must be an integer > 1, got 1"
+    assert cli_message(ValueError("or missing='empty'"), flags) == "or -c/--missing empty"

@@ -244,7 +244,7 @@ def test_metric_and_evaluate_give_the_same_poisson_intervals(data, nan_handling)
     y_true, y_pred = data
     metrics = [NDCG(5), AP(), ReciprocalRank(10), Precision(3)]
     kwargs = dict(nan_handling=nan_handling, conf_interval=True, random_state=4, resampling="poisson",
-                  n_bootstrap_samples=300)
+                  n_resamples=300)
     if nan_handling == "propagate":  # rows without relevant items: the means are undefined
         with pytest.warns(rankereval.UndefinedMetricWarning, match="is undefined"):
             ev = rankereval.evaluate(y_true, y_pred, metrics, **kwargs)
@@ -254,7 +254,7 @@ def test_metric_and_evaluate_give_the_same_poisson_intervals(data, nan_handling)
         if nan_handling == "propagate" and np.isnan(m.score(y_true, y_pred)).any():
             with pytest.warns(rankereval.UndefinedMetricWarning):
                 res = m.mean(y_true, y_pred, nan_handling, conf_interval=True, random_state=4,
-                             resampling="poisson", n_bootstrap_samples=300)
+                             resampling="poisson", n_resamples=300)
             assert all(math.isnan(v) for v in res["conf_interval"] + ev.conf_intervals[m.name])
             continue
         res = m.bootstrap(y_true, y_pred, nan_handling, n_resamples=300, random_state=4,

@@ -88,7 +88,7 @@ def in_memory(labels, run, metrics=METRICS, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
         return rankereval.evaluate(from_dataframes(labels, run), metrics, resampling="poisson",
-                                   n_bootstrap_samples=B, **options)
+                                   n_resamples=B, **options)
 
 
 def on_spark(*args, **options):
@@ -96,7 +96,7 @@ def on_spark(*args, **options):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
-        return rs.evaluate(*args, n_bootstrap_samples=B, **options)
+        return rs.evaluate(*args, n_resamples=B, **options)
 
 
 def close(a, b):

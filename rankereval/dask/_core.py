@@ -555,7 +555,8 @@ def _tree(parts, check_split, split_every=SPLIT_EVERY):
 # ------------------------------------------------------------------------------------------
 
 def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             n_bootstrap_samples=None):
     """Evaluate partitioned rankings on a Dask cluster; lazy until ``.compute()``.
 
     The counterpart of :func:`rankereval.evaluate` with ``resampling='poisson'``: the same
@@ -576,7 +577,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     run : dask.dataframe.DataFrame, dask.array.Array or None
     metrics : list or dict
         As in :func:`rankereval.evaluate`.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     random_state : None, int or numpy.random.Generator
         Seed of the Poisson bootstrap. With an int, ``rankereval.evaluate(...,
@@ -610,9 +611,11 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(labels, run, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
     opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                           n_resamples=n_bootstrap_samples, confidence=confidence, resampling="poisson",
-                           random_state=random_state, names={"n_resamples": "n_bootstrap_samples"},
+                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": n_name},
                            merged=True)
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     n_boot, conf = opts.n_resamples, opts.confidence
@@ -677,7 +680,7 @@ class DaskEvaluation:
         """The merged partial sums as a Dask Delayed (advanced use: a dict of arrays).
 
         ``n``; per column ``n_used``, ``n_undefined``, ``sum``, ``min``, ``max``; with
-        intervals ``sums`` and ``weights`` of shape ``(n_columns, n_bootstrap_samples)``.
+        intervals ``sums`` and ``weights`` of shape ``(n_columns, n_resamples)``.
         Every entry adds up over disjoint sets of queries (``min``/``max`` combine), which
         is how partitions merge, and how paired statistics (differences of two runs per
         query, their squares, sign-flip sums) would merge, keyed by the same query hashes.

@@ -324,8 +324,8 @@ def _scores_task(batches, spec, names):
 
 def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", grade_col="label",
              score_col=None, rank_col=None, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             tie_break="trec_eval", npartitions=None, return_scores=False):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             tie_break="trec_eval", npartitions=None, return_scores=False, n_bootstrap_samples=None):
     """Evaluate a run held in Spark DataFrames; the same :class:`~rankereval.Evaluation` as
     :func:`rankereval.evaluate`.
 
@@ -356,7 +356,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     score_col, rank_col : str or None
         Long layout: one of them (higher score / lower rank is better); both None: ``'score'``
         if run_df has it, else ``'rank'``.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     random_state : None, int or numpy.random.Generator
         Seed of the Poisson bootstrap; with an int, the intervals are those of
@@ -384,9 +384,11 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
         layout); the message names the column.
     """
     columns = _metric_columns(metrics)
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
     opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                           n_resamples=n_bootstrap_samples, confidence=confidence, resampling="poisson",
-                           random_state=random_state, names={"n_resamples": "n_bootstrap_samples"},
+                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": n_name},
                            merged=True)
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     n_boot, conf = opts.n_resamples, opts.confidence
