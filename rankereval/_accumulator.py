@@ -17,11 +17,13 @@ import numpy as np
 from rankereval import _engine
 from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._evaluation import Evaluation, _metric_columns, _score_columns
+from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval._columns import score_columns as _score_columns
+from rankereval.data._conversion import _host_array
+from rankereval._evaluation import Evaluation
 from rankereval._exact import ExactSum
 from rankereval._validation import check_flag
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
-from rankereval.data._conversion import _host_array
 
 __all__ = ["Accumulator"]
 
@@ -95,7 +97,6 @@ class Accumulator:
     def __init__(self, metrics, *, k=None, invalid_items=None, relevance_level=1, nan_handling="propagate",
                  conf_interval=False, n_resamples=1000, confidence=0.95, resampling="poisson",
                  random_state=None, keep_scores=False, check_query_ids=True, n_bootstrap_samples=None):
-        from rankereval._evaluation import _check_relevance_level
         from rankereval._validation import check_k
 
         self._columns = _metric_columns(metrics)
@@ -111,7 +112,7 @@ class Accumulator:
         self._keep_scores = check_flag(keep_scores, "keep_scores")
         self._check_ids = check_flag(check_query_ids, "check_query_ids")
         if any(m.info.labels == "binary" for _, m in self._columns):
-            _check_relevance_level(relevance_level)
+            check_relevance_level(relevance_level)
         self._relevance_level = relevance_level
         cutoffs = [getattr(m, "k", None) for _, m in self._columns]
         if k is None:

@@ -5,100 +5,16 @@ import warnings
 import numpy as np
 
 from rankereval import _engine, _render
+from rankereval._optional import require
+from rankereval._columns import check_relevance_level, metric_columns, score_columns
 from rankereval.data import BinaryLabels, Labels, NumericLabels
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._adjusted import Adjusted, threshold_labels
-from rankereval.metrics._base import Metric, _score_many, labels_for
-from rankereval.metrics._names import from_name
-from rankereval.metrics._system import SystemMetric
 
 __all__ = ["evaluate", "Evaluation"]
 
 
-def _metric_columns(metrics):
-    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
-
-    In a list, a name is its column's name as the user spelt it (``"map@50"`` stays
-    ``"map@50"``, not ``"ap@50"``); a :class:`Metric` object's column is its ``.name``."""
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
-    if isinstance(metrics, dict):
-        items = list(metrics.items())
-        for col, _ in items:
-            if not isinstance(col, str):
-                raise TypeError(f"metrics: column names must be str, got {col!r}")
-    elif isinstance(metrics, (list, tuple)):
-        items = [(None, m) for m in metrics]
-    else:
-        raise TypeError("metrics must be a list of Metric objects and/or names, or a dict "
-                        f"{{column name: metric or name}}, got {type(metrics).__name__}")
-    if not items:
-        raise ValueError("metrics is empty: give at least one metric, e.g. ['ndcg@10', 'map']")
-    columns = []
-    for col, m in items:
-        if isinstance(m, str):
-            col = m if col is None else col  # a list names a column by the string given
-            m = from_name(m)
-        if isinstance(m, SystemMetric):
-            raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
-                            f"no score per ranking); compute it with {type(m).__name__}.compute(y_pred)")
-        if not isinstance(m, Metric):
-            raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
-        columns.append((m.name if col is None else col, m))
-    seen = {}
-    for col, m in columns:
-        if col in seen:
-            raise ValueError(f"metrics: two metrics have the column name {col!r} ({seen[col]!r} and "
-                             f"{m!r}); give them distinct names with a dict {{name: metric}}")
-        seen[col] = m
-    return columns
-
-
-def _check_relevance_level(relevance_level):
-    if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
-            or not np.isfinite(relevance_level) or relevance_level <= 0):
-        raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
-                         f"never stored, so they cannot be relevant), got {relevance_level!r}")
-
-
-def _score_columns(columns, binary, numeric, y_pred, relevance_level):
-    """Scores of every ``(name, metric)`` column, shape ``(n_rankings, n_columns)``.
-
-    ``binary`` / ``numeric``: the labels as given (one of them may be None); binary metrics
-    over graded labels see them thresholded at ``relevance_level``. One validation and one
-    kernel call per kind of labels: every ranking is looked up in its label row once for all
-    the metrics that read those labels. :mod:`rankereval.dask` calls it per partition.
-    """
-    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
-        _check_relevance_level(relevance_level)
-        binary = threshold_labels(numeric, relevance_level)
-    groups = {}
-    rankings_only = []
-    adjusted = []  # a relevance level or judged-only rankings of their own: a call each
-    for j, (_, m) in enumerate(columns):
-        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
-            rankings_only.append(j)
-            continue
-        if isinstance(m, Adjusted):
-            adjusted.append(j)
-            continue
-        labels = labels_for(m, binary, numeric)
-        groups.setdefault(id(labels), (labels, []))[1].append(j)
-    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
-    for labels, cols in groups.values():
-        first = columns[cols[0]][1]
-        first._check_inputs(labels, y_pred)
-        for j in cols:
-            if type(columns[j][1]).score is not Metric.score:
-                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
-                                "scores metrics through their registry entries and kernel reductions")
-        scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
-    for j in rankings_only:
-        scores[:, j] = columns[j][1].score(None, y_pred)
-    for j in adjusted:
-        scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
-                                                 relevance_level)
-    return scores
+# the columns' scoring is shared by evaluate, compare, the Accumulator, Dask and Spark
+_metric_columns, _check_relevance_level, _score_columns = metric_columns, check_relevance_level, score_columns
 
 
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
@@ -203,7 +119,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
                            resampling=resampling, random_state=random_state,
                            names={"n_resamples": n_name})
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
-    scores = _score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
+    scores = score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
                             y_pred, relevance_level)
     if query_ids is not None and not isinstance(y_true, TrecData):
         query_ids = np.asarray(query_ids)
@@ -311,9 +227,7 @@ class Evaluation:
 
         Needs pandas (``pip install 'rankereval[io]'``).
         """
-        from rankereval.io import _pandas
-
-        pd = _pandas()
+        pd = require("pandas", "io", "Evaluation.to_pandas")
         index = pd.Index(self.query_ids, name="query") if self.query_ids is not None else None
         return pd.DataFrame(np.array(self._per_query()), columns=self.names, index=index)
 
@@ -322,9 +236,7 @@ class Evaluation:
 
         Needs pandas (``pip install 'rankereval[io]'``).
         """
-        from rankereval.io import _pandas
-
-        pd = _pandas()
+        pd = require("pandas", "io", "Evaluation.to_pandas")
         rows = {}
         for name in self.names:
             row = {"mean": self.means[name]}

@@ -33,6 +33,12 @@ from rankereval.compare import (
 #: the tests computed from sums
 TESTS = ("t", "permutation", "bootstrap")
 
+# compare's steps that a block-wise caller (rankereval.spark) runs around the sums: its
+# argument checks, metrics, run means and result, under the names of this interface
+from rankereval.compare import (  # noqa: E402,F401
+    _check_arguments as check_arguments, _finish as finish, _resolve_metrics as resolve_metrics,
+    _run_means as run_means)
+
 
 def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test, seeds,
              n_resamples, ci_resamples):

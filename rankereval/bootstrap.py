@@ -493,6 +493,10 @@ def _interval(distribution, probabilities):
     return interval, standard_error
 
 
+#: quantiles and standard deviation of a bootstrap distribution (SystemMetric.bootstrap too)
+percentile_interval = _interval
+
+
 def poisson_means(sums, weights, mean):
     """Resampled means of a Poisson bootstrap from its per-resample sums (1-D each).
 

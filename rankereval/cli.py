@@ -344,7 +344,7 @@ def _render_evaluation(ev, args, trec=None):
 
 
 def _metrics_listing():
-    from rankereval.metrics._base import _registered
+    from rankereval.metrics._base import registered as _registered
     from rankereval.metrics._trec_names import listing
 
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
@@ -377,7 +377,7 @@ def _metrics_listing():
 
 
 def _run(args, qrels, run, out, err):
-    from rankereval.io._trec import _read_trec_for_printing as read_trec
+    from rankereval.io._trec import read_trec_for_printing as read_trec
     from rankereval.metrics import SystemMetric
 
     # UsageError before any file is read

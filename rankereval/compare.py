@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import json
 import math
 import os
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
@@ -394,7 +394,7 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
 
 def _resolve_metrics(metrics):
     """``(names, metric objects)``, exactly as :func:`rankereval.evaluate` names its columns."""
-    from rankereval._evaluation import _metric_columns
+    from rankereval._columns import metric_columns as _metric_columns
 
     columns = _metric_columns(metrics)
     return [c for c, _ in columns], [m for _, m in columns]
@@ -1205,14 +1205,9 @@ class Comparison:
 
 def _optional(module, extra, purpose):
     """Import an optional dependency, or an ImportError that names the extra to install."""
-    import importlib
+    from rankereval._optional import require
 
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        package = module.split(".")[0]
-        raise ImportError(f"{purpose} needs {package}: pip install 'rankereval[{extra}]' (or pip "
-                          f"install {package})") from exc
+    return require(module, extra, purpose)
 
 
 def _pandas():

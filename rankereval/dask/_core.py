@@ -17,7 +17,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from rankereval import _engine
 from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._evaluation import Evaluation, _metric_columns, _score_columns
+from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval._columns import score_columns as _score_columns
+from rankereval._evaluation import Evaluation
 from rankereval._validation import check_flag
 from rankereval.bootstrap import id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
@@ -620,9 +622,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     n_boot, conf = opts.n_resamples, opts.confidence
     if any(m.info.labels == "binary" for _, m in columns):
-        from rankereval._evaluation import _check_relevance_level
-
-        _check_relevance_level(relevance_level)
+        check_relevance_level(relevance_level)
     # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
     seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     score_options = (columns, relevance_level)

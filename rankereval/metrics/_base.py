@@ -653,3 +653,6 @@ def labels_for(metric, binary_labels, numeric_labels):
     """The labels ``metric`` reads: graded values where it uses them, else the binary ones."""
     return numeric_labels if metric.info.labels == "graded" and numeric_labels is not None else binary_labels
 
+
+#: the names other features use (shared with evaluate's columns and the command line)
+score_many, registered = _score_many, _registered

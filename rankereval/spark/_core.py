@@ -15,7 +15,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from rankereval import _engine
 from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._evaluation import Evaluation, _check_relevance_level, _metric_columns, _score_columns
+from rankereval._columns import check_relevance_level as _check_relevance_level
+from rankereval._columns import metric_columns as _metric_columns, score_columns as _score_columns
+from rankereval._evaluation import Evaluation
 from rankereval._validation import check_flag
 from rankereval.bootstrap import query_key_hashes
 from rankereval.io._trec import order_columns
@@ -539,7 +541,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     """
     from rankereval import _paired_sums
     from rankereval._validation import check_real
-    from rankereval.compare import CI_RESAMPLES, _check_arguments, _finish, _resolve_metrics, _run_means
+    from rankereval._paired_sums import check_arguments as _check_arguments, finish as _finish
+    from rankereval._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
+    from rankereval.compare import CI_RESAMPLES
 
     if test == "tukey":
         raise ValueError("test='tukey' is not available on Spark: its statistic (the largest difference of "
