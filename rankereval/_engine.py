@@ -102,6 +102,8 @@ def check_resampling(value, name="resampling"):
 
 def check_random_state(value, name="random_state"):
     """``value`` if ``numpy.random.default_rng`` accepts it (None, an int, a Generator...)."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
     rng(value, name)
     return value
 

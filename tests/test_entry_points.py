@@ -239,6 +239,7 @@ def test_dask_on_a_cluster_equals_evaluate(client):
                 assert same(g, w), (nan_handling, name)
 
 
+@pytest.mark.spark
 def test_spark_equals_evaluate():
     pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'rankereval[spark]')")
     spark_mod = pytest.importorskip("rankereval.spark")
