@@ -478,7 +478,7 @@ class Metric:
         scores, rows = self._policy(self.score(y_true, y_pred), opts.nan_handling)
         return _engine.interval(scores, opts, rows, self.info)
 
-    def _policy(self, raw, nan_handling, stacklevel=5):
+    def _policy(self, raw, nan_handling, stacklevel=4):
         """The engine's NaN policy on ``raw`` scores (``'propagate'`` warns about NaN):
         ``(scores, rows kept or None)``."""
         from rankereval._engine import apply_nan_policy
