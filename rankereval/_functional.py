@@ -10,7 +10,7 @@ metric classes and their kernels.
 import numpy as np
 
 from rankereval.data._groups import _Groups, _flat
-from rankereval._validation import check_flag, check_nan_handling, check_k
+from rankereval._validation import check_flag, check_log_base, check_nan_handling, check_k
 from rankereval.data._checks import _reject_masked
 from rankereval.data._conversion import _host_array
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
@@ -60,14 +60,7 @@ def _mean(metric, scores, nan_handling, sample_weight, n_queries):
 
 
 def _log_base(log_base):
-    if isinstance(log_base, str) and log_base in ("2", "e"):
-        return log_base
-    if not isinstance(log_base, (bool, np.bool_)) and isinstance(log_base, (int, float, np.number)):
-        if log_base == 2:
-            return "2"
-        if log_base == np.e:
-            return "e"
-    raise ValueError(f"log_base must be 2 or 'e', got {log_base!r}")
+    return check_log_base(log_base)
 
 
 def _tie_averaged_gains(groups, grades, scores, ranks):

@@ -58,6 +58,25 @@ def check_choice(value, choices, name):
     raise OptionError(name, f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
 
 
+def check_log_base(value, name="log_base"):
+    """The base of a DCG discount as its option string: ``'2'`` or ``'e'``, from those
+    strings or the numbers 2 and ``math.e`` (one spelling for ``DCG``, ``dcg_score`` and
+    ``--log-base``)."""
+    from rankereval._choices import DCG_LOG_BASES
+
+    if not isinstance(value, (bool, np.bool_, str)) and isinstance(value, (Real, np.number)):
+        if value == 2:
+            return "2"
+        if value == np.e:
+            return "e"
+    if isinstance(value, str):
+        try:
+            return check_choice(value, DCG_LOG_BASES, name)
+        except ValueError:
+            pass
+    raise OptionError(name, f"{name} must be one of '2', 'e' (or the numbers 2 and math.e), got {value!r}")
+
+
 def check_nan_handling(value, name="nan_handling"):
     return check_choice(value, NAN_HANDLING, name)
 

@@ -320,3 +320,18 @@ def test_cli_messages_name_flags():
     exc = OptionError("n_bootstrap_samples", "n_bootstrap_samples must be an integer > 1, got 1")
     assert cli_message(exc, flags) == "--n-resamples must be an integer > 1, got 1"
     assert cli_message(ValueError("or missing='empty'"), flags) == "or -c/--missing empty"
+
+
+def test_log_base_is_one_option_everywhere():
+    """DCG, dcg_score and the name grammar take the base as the number or its string."""
+    import math
+
+    for base in (2, "2", math.e, "e", "E"):
+        assert rankereval.DCG(5, log_base=base) == rankereval.DCG(5, log_base=str(base).lower()[:1]
+                                                                   if isinstance(base, str) else
+                                                                   ("2" if base == 2 else "e"))
+    got = rankereval.dcg_score(GRADES, SCORES, k=5, log_base="2", nan_handling="zerofill")
+    assert got == rankereval.dcg_score(GRADES, SCORES, k=5, log_base=2, nan_handling="zerofill")
+    assert same(got, quiet(rankereval.DCG(5, log_base=2).mean, NUMERIC, RANKINGS, "zerofill"))
+    with pytest.raises(ValueError, match="log_base must be one of '2', 'e'"):
+        rankereval.DCG(5, log_base=10)
