@@ -9,17 +9,22 @@ bits as ``evaluate`` on the concatenated batches, whatever the batch boundaries,
 the batches or how the accumulators of several processes are merged.
 """
 import json
+import warnings
 
 import numpy as np
 
-from rankereval._evaluation import (
-    Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
-from rankereval._exact import ExactSum
+
+from rankereval import _engine
+from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval._engine import partials as _partials, summarise as _summarise
+from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval._columns import score_columns as _score_columns
 from rankereval._stack import user_stacklevel
-from rankereval._threads import effective_n_threads
-from rankereval._validation import check_flag, check_nan_handling
-from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.data._conversion import _host_array
+from rankereval._evaluation import Evaluation
+from rankereval._exact import ExactSum
+from rankereval._validation import check_flag
+from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 
 __all__ = ["Accumulator"]
 
@@ -49,7 +54,7 @@ class Accumulator:
         Items never to rank, one row per query id (e.g. the training interactions of
         every user): a batch of scores with integer ``query_ids`` excludes rows
         ``invalid_items[query_ids]``. Or pass a batch's own rows to :meth:`update`.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     resampling : {'poisson'}, default='poisson'
         The bootstrap of the intervals: the Poisson bootstrap keyed by query id, the one
@@ -83,9 +88,9 @@ class Accumulator:
     >>> import numpy as np
     >>> from rankereval import Accumulator, BinaryLabels
     >>> acc = Accumulator(["ndcg@2", "rr@2"])
-    >>> acc.update(np.array([[0.1, 0.9, 0.3], [0.8, 0.1, 0.2]]),
-    ...            BinaryLabels.from_positive_indices([[1], [2]]), query_ids=[10, 11])
-    >>> acc.update(np.array([[0.5, 0.4, 0.3]]), BinaryLabels.from_positive_indices([[2]]),
+    >>> acc.update(BinaryLabels.from_positive_indices([[1], [2]]),
+    ...            np.array([[0.1, 0.9, 0.3], [0.8, 0.1, 0.2]]), query_ids=[10, 11])
+    >>> acc.update(BinaryLabels.from_positive_indices([[2]]), np.array([[0.5, 0.4, 0.3]]),
     ...            query_ids=[12])
     >>> acc.compute()  # doctest: +NORMALIZE_WHITESPACE
     Evaluation of 3 rankings
@@ -96,10 +101,9 @@ class Accumulator:
     """
 
     def __init__(self, metrics, *, k=None, invalid_items=None, relevance_level=1, nan_handling="propagate",
-                 conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, resampling="poisson",
-                 random_state=None, keep_scores=False, check_query_ids=True, ties=None):
-        from rankereval._evaluation import _check_relevance_level
-        from rankereval.bootstrap import _rng, _seed, _validate
+                 conf_interval=False, n_resamples=1000, confidence=0.95, resampling="poisson",
+                 random_state=None, keep_scores=False, check_query_ids=True, n_bootstrap_samples=None,
+                 ties=None):
         from rankereval._validation import check_k
 
         from rankereval.metrics._ties import check_ties
@@ -107,17 +111,18 @@ class Accumulator:
         self._ties = check_ties(ties)
         self._columns = _metric_columns(metrics)
         self.names = [c for c, _ in self._columns]
-        self._nan_handling = check_nan_handling(nan_handling)
-        self._conf_interval = check_flag(conf_interval, "conf_interval")
+        n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                              "n_bootstrap_samples", 1000, "Accumulator")
+        opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                               n_resamples=n_resamples, confidence=confidence,
+                               resampling=resampling, random_state=random_state,
+                               names={"n_resamples": n_name}, merged=True)
+        self._nan_handling, self._conf_interval = opts.nan_handling, opts.conf_interval
+        self._n_boot, self._confidence = opts.n_resamples, opts.confidence
         self._keep_scores = check_flag(keep_scores, "keep_scores")
         self._check_ids = check_flag(check_query_ids, "check_query_ids")
-        self._n_boot, self._confidence, _ = _validate(n_bootstrap_samples, confidence, "percentile",
-                                                      n_name="n_bootstrap_samples", conf_name="confidence")
-        if resampling != "poisson":
-            raise ValueError("resampling must be 'poisson' (the bootstrap whose resamples merge across "
-                             f"batches and processes), got {resampling!r}")
         if any(m.info.labels == "binary" for _, m in self._columns):
-            _check_relevance_level(relevance_level)
+            check_relevance_level(relevance_level)
         self._relevance_level = relevance_level
         cutoffs = [getattr(m, "k", None) for _, m in self._columns]
         if k is None:
@@ -140,12 +145,8 @@ class Accumulator:
                 raise ValueError(f"invalid_items must be 2-D (one row per query id), got shape {invalid_items.shape}")
             invalid_items = sp.csr_array(invalid_items)
         self._invalid = invalid_items
-        self._seed = 0
-        if self._conf_interval:
-            if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
-                # as evaluate: one int from None or a Generator, then the seed from it
-                random_state = int(_rng(random_state).integers(0, 2**63 - 1))
-            self._seed = _seed(random_state)
+        # as evaluate: one int seed (from None or a Generator), then the streams' key
+        self._seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if self._conf_interval else 0
         self._geometric = _geometric(self._columns)
         self.reset()
 
@@ -177,21 +178,30 @@ class Accumulator:
             "check_query_ids": self._check_ids}, sort_keys=True)
 
     # -- update --------------------------------------------------------------------------
-    def update(self, scores_or_rankings, labels, *, query_ids=None, invalid_items=None):
+    def update(self, y_true, y_pred, *, query_ids=None, invalid_items=None):
         """Add one batch.
+
+        The data come first, as in :meth:`Metric.score <rankereval.Metric.score>`,
+        :func:`rankereval.evaluate` and :func:`rankereval.compare`: the labels, then the
+        scores or rankings. The order of rankereval 0.3 (``update(scores_or_rankings,
+        labels)``) still works, with a ``DeprecationWarning``, where the types tell it
+        apart (a ``Labels`` object second, or a ``Rankings`` object first); two matrices
+        that look swapped (``y_true`` with values that are not grades, or ``y_pred``
+        boolean) raise a ``TypeError`` naming both arguments instead of returning a number.
 
         Parameters
         ----------
-        scores_or_rankings : array-like of shape (n, n_items), CPU tensor, or Rankings
+        y_true : BinaryLabels, NumericLabels, or array-like of shape (n, n_items)
+            The batch's relevant items. A dense or sparse matrix (or CPU tensor) is read as
+            :class:`~rankereval.BinaryLabels` when boolean, else as graded
+            :class:`~rankereval.NumericLabels` (binary metrics count grades of at least
+            ``relevance_level``); its values must be grades: whole numbers >= 0 (give
+            fractional grades as ``NumericLabels``).
+        y_pred : array-like of shape (n, n_items), CPU tensor, or Rankings
             Item scores of the batch's queries (NumPy, SciPy sparse, or any object with
             ``__dlpack__``/``__array__`` in host memory, e.g. a PyTorch CPU tensor; ranked
             by :meth:`Rankings.from_scores <rankereval.Rankings.from_scores>` with ``k``), or
             their :class:`~rankereval.Rankings`.
-        labels : BinaryLabels, NumericLabels, or array-like of shape (n, n_items)
-            The batch's relevant items. A dense or sparse matrix (or CPU tensor) is read as
-            :class:`~rankereval.BinaryLabels` when boolean, else as graded
-            :class:`~rankereval.NumericLabels` (binary metrics count grades of at least
-            ``relevance_level``).
         query_ids : array-like of int or str, shape (n,), optional
             The query id of each row: the Poisson bootstrap's keys, the rows of the
             constructor's ``invalid_items``, and what :meth:`compute` reports. Give them in
@@ -203,12 +213,13 @@ class Accumulator:
         Raises
         ------
         TypeError
-            For inputs of the wrong type, or tensors in GPU memory (move them with
-            ``.cpu()``).
+            For inputs of the wrong type, arguments that look swapped, or tensors in GPU
+            memory (move them with ``.cpu()``).
         ValueError
             For row counts that differ, a query id seen before (``check_query_ids``), or ids
             given in some batches and not in others.
         """
+        labels, scores_or_rankings = _data_first(y_true, y_pred)
         rankings = self._rankings(scores_or_rankings, query_ids, invalid_items)
         binary, numeric = self._labels(labels, rankings.n_rows)
         n = rankings.n_rows
@@ -216,11 +227,8 @@ class Accumulator:
         # every check before the state changes: a refused batch leaves the accumulator as it was
         new_seen = self._check_new(hashes, ids) if (self._check_ids and kind != "row") else None
         scores = _score_columns(self._columns, binary, numeric, rankings, self._relevance_level, self._ties)
-        n_threads = 1   # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
-        if self._conf_interval:
-            from rankereval.bootstrap import _DRAWS_PER_THREAD
-
-            n_threads = max(1, min(effective_n_threads(), (n * self._n_boot) // _DRAWS_PER_THREAD))
+        # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
+        n_threads = _engine.poisson_threads(n, self._n_boot) if self._conf_interval else 1
         part = _partials(scores, self._nan_handling, hashes if self._conf_interval else None, self._seed,
                          self._n_boot if self._conf_interval else 0, n_threads, self._geometric)
         self._part = _merge_partials(self._part, part)
@@ -237,7 +245,7 @@ class Accumulator:
             if invalid_items is not None:
                 raise TypeError("invalid_items applies to scores; these are Rankings already")
             return x
-        x = _host_array(x, "scores_or_rankings")
+        x = _host_array(x, "y_pred")
         if invalid_items is None and self._invalid is not None:
             if query_ids is None:
                 raise ValueError("the accumulator's invalid_items has one row per query id: give the "
@@ -254,7 +262,7 @@ class Accumulator:
             return Rankings.from_scores(x, invalid_items=invalid_items, k=self.k,
                                         ties="break" if self._ties is None else "keep")
         except (TypeError, ValueError) as exc:  # named by update()'s argument, not from_scores'
-            raise type(exc)(str(exc).replace("raw_scores", "scores_or_rankings")) from None
+            raise type(exc)(str(exc).replace("raw_scores", "y_pred")) from None
 
     @staticmethod
     def _labels(labels, n):
@@ -515,6 +523,48 @@ class Accumulator:
     def __repr__(self):
         ci = f", conf_interval with {self._n_boot} resamples" if self._conf_interval else ""
         return f"Accumulator({', '.join(self.names)}; {self.n_rankings} rankings{ci})"
+
+
+def _data_first(y_true, y_pred):
+    """``(labels, scores or rankings)`` of an ``update(y_true, y_pred)`` call: the old order
+    (scores or rankings, labels) where the types tell it (with a DeprecationWarning), a
+    TypeError naming both arguments where two matrices look swapped."""
+    true_labels, pred_labels = isinstance(y_true, Labels), isinstance(y_pred, Labels)
+    if true_labels and pred_labels:
+        raise TypeError("y_true and y_pred are both Labels; update(y_true, y_pred) takes the labels, "
+                        "then the scores or Rankings")
+    if isinstance(y_true, Rankings) and isinstance(y_pred, Rankings):
+        raise TypeError("y_true and y_pred are both Rankings; update(y_true, y_pred) takes the labels, "
+                        "then the scores or Rankings")
+    if isinstance(y_true, Rankings) or (pred_labels and not true_labels):
+        warnings.warn("Accumulator.update(scores_or_rankings, labels) is deprecated: pass the data first, "
+                      "update(y_true, y_pred), as Metric.score, evaluate and compare (the old order is "
+                      "recognised from the Labels/Rankings types for one release)",
+                      DeprecationWarning, stacklevel=user_stacklevel())
+        return y_pred, y_true
+    if true_labels or isinstance(y_pred, Rankings):
+        return y_true, y_pred
+    import scipy.sparse as sp
+
+    t = _host_array(y_true, "y_true")
+    p = _host_array(y_pred, "y_pred")
+    values = t.data if sp.issparse(t) else t
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.size:
+        with np.errstate(invalid="ignore"):
+            not_grades = bool(((values != np.floor(values)) | (values < 0)).any())
+    else:
+        not_grades = isinstance(values, np.ndarray) and values.dtype.kind == "i" and values.size \
+            and bool((values < 0).any())
+    pred_values = p.data if sp.issparse(p) else p
+    if not_grades or (isinstance(pred_values, np.ndarray) and pred_values.dtype == np.bool_):
+        raise TypeError(
+            "y_true and y_pred look swapped: update(y_true, y_pred) takes the labels first (boolean, or "
+            "whole-number grades >= 0) and the scores second, but "
+            + ("y_true holds values that are not grades (fractions or negative numbers: scores?)"
+               if not_grades else "y_pred is boolean (labels?)")
+            + ". Call update(labels, scores) (the order of Metric.score and evaluate); give fractional "
+            "grades as NumericLabels")
+    return t, p
 
 
 Accumulator.__module__ = "rankereval"  # documented and pickled under the public name (rankereval/__init__.py)

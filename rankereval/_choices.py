@@ -8,6 +8,8 @@ importing NumPy or the compiled kernels.
 NAN_HANDLING = ("propagate", "drop", "zerofill")
 #: bootstrap interval methods (rankereval.bootstrap)
 CI_METHODS = ("percentile", "bca")
+#: bootstrap resampling schemes (rankereval.bootstrap)
+RESAMPLINGS = ("multinomial", "poisson")
 #: the TREC readers' options (rankereval.io)
 TIE_BREAKS = ("trec_eval", "trec_eval9", "docid", "input")
 MISSING = ("drop", "empty", "error")
@@ -21,3 +23,5 @@ QUERIES = ("error", "intersection", "union")
 #: DCG and NDCG: the gain of a grade (its position is the kernels' code) and the logarithm's base
 DCG_GAINS = ("identity", "power")
 DCG_LOG_BASES = ("e", "2")
+#: the floor of the scores of a geometric mean (GMAP): log(max(score, floor)) (rankereval._engine)
+GEOMETRIC_FLOOR = 1e-5

@@ -8,6 +8,9 @@ import os
 import sys
 
 DEFAULT_METRICS = ("ndcg@10", "p@10", "recall@100", "map", "mrr@10")
+#: the seed of the bootstrap intervals and resampling tests unless --seed is given: the
+#: output is the same from run to run (and says which seed it used)
+DEFAULT_SEED = 0
 
 
 class UsageError(Exception):
@@ -150,7 +153,7 @@ def guarded(call, usage_parser, command, err):
         if isinstance(exc, BrokenPipeError):
             _silence_stdout()
             return 1
-        print(f"rankereval: error: {_describe(exc)}", file=err)
+        print(f"rankereval: error: {_describe(exc, usage_parser)}", file=err)
         return 1
     except MemoryError as exc:  # a file or a request too large for this machine's memory
         detail = f" ({exc})" if str(exc) else ""
@@ -161,9 +164,31 @@ def guarded(call, usage_parser, command, err):
         return 130
 
 
-def _describe(exc):
+#: the Python API's argument names that the command line spells otherwise
+_API_FLAGS = {"n_bootstrap_samples": "--n-resamples", "method": "--ci-method", "random_state": "--seed",
+              "conf_interval": "--ci", "missing": "-c/--missing"}
+
+
+def _flags(parser):
+    """{argument name: flag} of a subcommand's parser: its options' destinations (the API's
+    names where they agree, ``--queries``), then the API's names that differ."""
+    out = {}
+    for action in getattr(parser, "_actions", ()):
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in out:
+            out[action.dest] = longs[0]
+    dests = set(out)
+    out.update({k: v for k, v in _API_FLAGS.items() if v.split("/")[-1] in {out.get(d) for d in dests}})
+    return out
+
+
+def _describe(exc, parser=None):
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"cannot read {exc.filename!r}: {exc.strerror or exc}"
+    if isinstance(exc, ValueError) and parser is not None:
+        from rankereval._engine import cli_message
+
+        return cli_message(exc, _flags(parser))
     return str(exc)
 
 

@@ -27,7 +27,7 @@ import csv
 import io
 import os
 
-from rankereval._cli_common import DEFAULT_METRICS
+from rankereval._cli_common import DEFAULT_METRICS, DEFAULT_SEED
 
 __all__ = ["add_compare_subparser", "run_compare"]
 
@@ -46,8 +46,9 @@ def add_compare_subparser(sub):
                     "the p-values for the comparisons of each metric.")
     p.add_argument("qrels", help="qrels file")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-    p.add_argument("-m", "--metrics", nargs="+", metavar="METRIC", default=None,
-                   help=f"metrics, e.g. ndcg@10 map (default: {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC", default=None,
+                   help=f"metrics, e.g. ndcg@10 map; -m may be repeated, as in 'rankereval evaluate' "
+                        f"(default: {' '.join(DEFAULT_METRICS)})")
     p.add_argument("--names", nargs="+", metavar="NAME", default=None,
                    help="run names (default: the file names without extension)")
     p.add_argument("--baseline", metavar="NAME|INDEX", default=None,
@@ -63,7 +64,9 @@ def add_compare_subparser(sub):
                    help="two-sided (default), greater (run > baseline) or less")
     p.add_argument("--n-resamples", type=_positive_int, default=10_000, metavar="B",
                    help="resamples of the resampling tests, > 1 (default: 10000)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh randomness)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"random seed of the resampling tests and intervals (default: {DEFAULT_SEED}, so "
+                        "that the output is the same from run to run; the output states the seed)")
     p.add_argument("--queries", choices=QUERIES, default="error",
                    help="runs ranking different queries: error (default), intersection, or "
                         "union (missing queries scored as empty rankings, as trec_eval -c)")
@@ -133,8 +136,9 @@ def _metrics(texts):
     return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))[0]
 
 
-def render(cmp, fmt):
-    """The output text of a Comparison in format ``fmt``."""
+def render(cmp, fmt, seed=None):
+    """The output text of a Comparison in format ``fmt`` (the table names the resampling
+    ``seed`` when the test resamples)."""
     from rankereval import _render
     from rankereval.compare import LONG_COLUMNS
 
@@ -161,7 +165,8 @@ def render(cmp, fmt):
                      f"[{_render.fmt(r['ci_low'])}, {_render.fmt(r['ci_high'])}]", f"{r['p_value']:.4g}",
                      f"{r['p_corrected']:.4g}", "*" if r["significant"] else "",
                      f"{r['wins']}/{r['ties']}/{r['losses']}"])
-    return summary + "\n\n" + _render.table(header, rows) + "\n" + cmp.caption() + "\n"
+    note = "" if cmp.test == "t" or seed is None else f"\nresampling seed: {seed} (--seed)"
+    return summary + "\n\n" + _render.table(header, rows) + "\n" + cmp.caption() + note + "\n"
 
 
 def render_leaderboards(cmp, fmt, seed):
@@ -228,7 +233,7 @@ def _compare(args, out, err):
     if args.leaderboard:
         out.write(render_leaderboards(cmp, args.format, args.seed))
     else:
-        out.write(render(cmp, args.format))
+        out.write(render(cmp, args.format, args.seed))
     for kind, path in (("forest", args.plot), ("per-query", args.plot_per_query)):
         if path:
             import matplotlib

@@ -1,209 +1,27 @@
 """Evaluate an experiment in one call: many metrics, one table, honest NaN warnings."""
 import json
-import math
 import warnings
 
 import numpy as np
 
-from rankereval import _render
-from rankereval._exact import exact_column_sums, poisson_exact
+from rankereval import _engine, _render
+from rankereval._optional import require
+from rankereval._columns import check_relevance_level, metric_columns, score_columns
 from rankereval._stack import user_stacklevel
-from rankereval._threads import effective_n_threads
-from rankereval._validation import check_flag, check_nan_handling
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
-from rankereval.metrics._adjusted import Adjusted, threshold_labels
-from rankereval.metrics._base import (
-    Metric, _aggregate, _bootstrap_scores, _floored_log, _from_log_mean, _score_many, labels_for)
-from rankereval.metrics._names import from_name
-from rankereval.metrics._system import SystemMetric
 
 __all__ = ["evaluate", "Evaluation"]
 
 
-def _metric_columns(metrics):
-    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
-
-    In a list, a name is its column's name as the user spelt it (``"map@50"`` stays
-    ``"map@50"``, not ``"ap@50"``); a :class:`Metric` object's column is its ``.name``."""
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
-    if isinstance(metrics, dict):
-        items = list(metrics.items())
-        for col, _ in items:
-            if not isinstance(col, str):
-                raise TypeError(f"metrics: column names must be str, got {col!r}")
-    elif isinstance(metrics, (list, tuple)):
-        items = [(None, m) for m in metrics]
-    else:
-        raise TypeError("metrics must be a list of Metric objects and/or names, or a dict "
-                        f"{{column name: metric or name}}, got {type(metrics).__name__}")
-    if not items:
-        raise ValueError("metrics is empty: give at least one metric, e.g. ['ndcg@10', 'map']")
-    columns = []
-    for col, m in items:
-        if isinstance(m, str):
-            col = m if col is None else col  # a list names a column by the string given
-            m = from_name(m)
-        if isinstance(m, SystemMetric):
-            raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
-                            f"no score per ranking); compute it with {type(m).__name__}.compute(y_pred)")
-        if not isinstance(m, Metric):
-            raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
-        columns.append((m.name if col is None else col, m))
-    seen = {}
-    for col, m in columns:
-        if col in seen:
-            raise ValueError(f"metrics: two metrics have the column name {col!r} ({seen[col]!r} and "
-                             f"{m!r}); give them distinct names with a dict {{name: metric}}")
-        seen[col] = m
-    return columns
-
-
-def _check_relevance_level(relevance_level):
-    if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
-            or not np.isfinite(relevance_level) or relevance_level <= 0):
-        raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
-                         f"never stored, so they cannot be relevant), got {relevance_level!r}")
-
-
-def _score_columns(columns, binary, numeric, y_pred, relevance_level, ties=None):
-    """Scores of every ``(name, metric)`` column, shape ``(n_rankings, n_columns)``.
-
-    ``binary`` / ``numeric``: the labels as given (one of them may be None); binary metrics
-    over graded labels see them thresholded at ``relevance_level``. One validation and one
-    kernel call per kind of labels: every ranking is looked up in its label row once for all
-    the metrics that read those labels. :mod:`rankereval.dask` calls it per partition.
-    ``ties``: a mode of ``Metric.score(..., ties=...)`` for rankings with recorded ties (then
-    one tie kernel call per metric).
-    """
-    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
-        _check_relevance_level(relevance_level)
-        binary = threshold_labels(numeric, relevance_level)
-    groups = {}
-    rankings_only = []
-    adjusted = []  # a relevance level or judged-only rankings of their own: a call each
-    for j, (_, m) in enumerate(columns):
-        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
-            rankings_only.append(j)
-            continue
-        if isinstance(m, Adjusted):
-            adjusted.append(j)
-            continue
-        labels = labels_for(m, binary, numeric)
-        groups.setdefault(id(labels), (labels, []))[1].append(j)
-    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
-    tied = ties is not None and y_pred.has_ties
-    for labels, cols in groups.values():
-        first = columns[cols[0]][1]
-        first._check_inputs(labels, y_pred)
-        for j in cols:
-            if type(columns[j][1]).score is not Metric.score:
-                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
-                                "scores metrics through their registry entries and kernel reductions")
-        if tied:
-            from rankereval.metrics._ties import tied_scores
-
-            for j in cols:
-                scores[:, j] = tied_scores(columns[j][1], labels, y_pred, ties)
-        else:
-            scores[:, cols] = _score_many([columns[j][1] for j in cols], labels, y_pred)
-    for j in rankings_only:
-        scores[:, j] = columns[j][1].score(None, y_pred, ties=ties if tied else None)
-    for j in adjusted:
-        scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
-                                                 relevance_level, ties if tied else None)
-    return scores
-
-
-def _geometric(columns):
-    """Which columns average geometrically (their registry entry's ``aggregate``)."""
-    return np.array([m.info.aggregate == "geometric" for _, m in columns], dtype=bool)
-
-
-def _partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1, geometric=None):
-    """What the means and Poisson intervals of a block of per-query scores need, as sums.
-
-    ``geometric`` (a bool per column, from :func:`_geometric`): those columns are summed as
-    floored logarithms (after ``zerofill``), for a geometric mean (:func:`_summarise`).
-
-    A dict of arrays, one entry per column, that :func:`_merge_partials` adds up across
-    blocks (queries split into disjoint blocks anywhere, in any order); :func:`_summarise`
-    turns the total into means and intervals. With ``hashes`` (query key hashes) it also
-    holds the Poisson bootstrap's per-resample sums, shape ``(n_columns, n_resamples)``.
-    """
-    nan = np.isnan(scores)
-    used = ~nan
-    x = scores
-    if nan_handling == "zerofill":
-        x = np.where(nan, 0.0, scores)
-        used = np.ones_like(nan)
-    if geometric is not None and geometric.any():
-        x = np.array(x, dtype=np.float64)
-        x[:, geometric] = _floored_log(x[:, geometric])
-    filled = np.where(used, x, 0.0)
-    part = {
-        "n": np.int64(scores.shape[0]),
-        "n_undefined": nan.sum(axis=0),
-        "n_used": (used.sum(axis=0) if nan_handling == "drop"
-                   else np.full(scores.shape[1], scores.shape[0])),
-        "sum": exact_column_sums(filled),
-        "min": np.where(used, x, np.inf).min(axis=0, initial=np.inf),
-        "max": np.where(used, x, -np.inf).max(axis=0, initial=-np.inf),
-    }
-    if hashes is not None:
-        part["sums"], part["weights"] = poisson_exact(x, hashes, seed, n_resamples, n_threads)
-    return part
-
-
-def _merge_partials(a, b):
-    """The partial sums of two disjoint blocks of queries together (exactly: the sums are
-    :class:`rankereval._exact.ExactSum`, so any grouping and order gives the same bits)."""
-    out = {}
-    for key in a:
-        if key == "min":
-            out[key] = np.minimum(a[key], b[key])
-        elif key == "max":
-            out[key] = np.maximum(a[key], b[key])
-        else:
-            out[key] = a[key] + b[key]
-    return out
-
-
-def _summarise(part, columns, nan_handling, n_boot=None, conf=None):
-    """Means, Poisson intervals (when ``part`` has sums; else None), rankings used and
-    undefined, and the notes about undefined means, from the total partial sums."""
-    from rankereval.bootstrap import BootstrapResult, poisson_result
-
-    means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
-    total = part["sum"].to_float()
-    sums = part["sums"].to_float() if "sums" in part else None
-    for j, (col, m) in enumerate(columns):
-        n_undefined[col] = int(part["n_undefined"][j])
-        n_used[col] = int(part["n_used"][j])
-        undefined = nan_handling == "propagate" and n_undefined[col] > 0
-        if undefined:
-            notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
-        elif nan_handling == "drop" and n_undefined[col] and n_undefined[col] == int(part["n"]):
-            notes.append(m._all_undefined_message(n_undefined[col], label=col))
-        mean = float("nan") if undefined or not n_used[col] else float(total[j]) / n_used[col]
-        geometric = m.info.aggregate == "geometric"  # the sums are of floored logs (_partials)
-        means[col] = _from_log_mean(m.info, mean)
-        if "sums" in part:
-            if math.isnan(mean):
-                res = BootstrapResult.undefined(n_boot, conf)
-            else:
-                res = poisson_result(sums[j], part["weights"][j], mean,
-                                     part["min"][j] == part["max"][j], n_boot, conf)
-                if geometric:
-                    res = res._exp()
-            intervals[col] = res.confidence_interval
-    return means, (intervals if "sums" in part else None), n_used, n_undefined, notes
+# the columns' scoring is shared by evaluate, compare, the Accumulator, Dask and Spark
+_metric_columns, _check_relevance_level, _score_columns = metric_columns, check_relevance_level, score_columns
 
 
 def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             method="percentile", resampling="multinomial", query_ids=None, ties=None):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             method="percentile", resampling="multinomial", query_ids=None, n_bootstrap_samples=None,
+             ties=None):
     """Evaluate rankings with many metrics at once: per-ranking scores, means and intervals.
 
     Parameters
@@ -229,13 +47,13 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         :meth:`Metric.mean <rankereval.Metric.mean>`. The per-ranking scores keep the NaN.
     conf_interval : bool, default=False
         Also compute a bootstrap confidence interval of every mean.
-    n_bootstrap_samples, confidence, random_state, method
-        As in :meth:`Metric.mean <rankereval.Metric.mean>`. Every metric is resampled
+    n_resamples, confidence, random_state, method
+        As in :meth:`Metric.mean <rankereval.Metric.mean>` (``n_resamples`` is the
+        reference's ``n_bootstrap_samples``, the deprecated spelling here). Every metric is resampled
         with the same random streams, so an int ``random_state`` gives each metric the
         interval its own ``mean`` call would give.
     resampling : {'multinomial', 'poisson'}, default='multinomial'
-        The classical bootstrap, or the Poisson bootstrap (percentile intervals only)
-        keyed by query: the query ids of a ``TrecData``, else the row numbers. Its intervals
+        The classical bootstrap, or the Poisson bootstrap keyed by query: the query ids of a ``TrecData``, else the row numbers. Its intervals
         are those :func:`rankereval.dask.evaluate` computes on a cluster for the same
         queries and ``random_state`` (see :doc:`/guide/confidence_intervals`).
     query_ids : array-like of int or str, shape (n_rankings,), optional
@@ -308,21 +126,18 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(y_true, y_pred, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
-    check_nan_handling(nan_handling)
-    conf_interval = check_flag(conf_interval, "conf_interval")
-    from rankereval.bootstrap import _check_resampling, _rng, _validate
-
-    n_boot, conf, method = _validate(n_bootstrap_samples, confidence, method,
-                                     n_name="n_bootstrap_samples", conf_name="confidence")
-    resampling = _check_resampling(resampling)
-    if resampling == "poisson" and method != "percentile":
-        raise ValueError("resampling='poisson' gives percentile intervals only (method='percentile'), "
-                         f"got method={method!r}")
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
+    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                           n_resamples=n_resamples, confidence=confidence, method=method,
+                           resampling=resampling, random_state=random_state,
+                           names={"n_resamples": n_name})
+    nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     from rankereval.metrics._ties import check_ties
 
     ties = check_ties(ties)
-    scores = _score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
-                            y_pred, relevance_level, ties)
+    scores = score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
+                           y_pred, relevance_level, ties)
     if query_ids is not None and not isinstance(y_true, TrecData):
         query_ids = np.asarray(query_ids)
         if query_ids.shape != (scores.shape[0],):
@@ -330,47 +145,40 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
                              f"{query_ids.shape}")
     scores.flags.writeable = False
 
-    if conf_interval and not isinstance(random_state, (int, np.integer)):
-        # one seed for every metric (from None or a Generator): the same resamples for all
-        random_state = int(_rng(random_state).integers(0, 2**63 - 1))
+    # one seed for every metric (from None or a Generator): the same resamples for all
+    seed = _engine.random_seed(opts.random_state) if conf_interval else None
     poisson = None
-    if conf_interval and resampling == "poisson":
-        from rankereval.bootstrap import _DRAWS_PER_THREAD, _seed, query_key_hashes
+    if conf_interval and opts.resampling == "poisson":
+        from rankereval.bootstrap import query_key_hashes
 
-        work = scores.shape[0] * n_boot
-        part = _partials(scores, nan_handling, query_key_hashes(query_ids, scores.shape[0]),
-                         _seed(random_state), n_boot,
-                         max(1, min(effective_n_threads(), work // _DRAWS_PER_THREAD)), _geometric(columns))
-        poisson = _summarise(part, columns, nan_handling, n_boot, conf)[1]
+        n, n_boot = scores.shape[0], opts.n_resamples
+        part = _engine.partials(scores, nan_handling, query_key_hashes(query_ids, n),
+                                _engine.stream_key(seed), n_boot, _engine.poisson_threads(n, n_boot),
+                                _engine.geometric_columns(columns), moments=opts.method == "bca")
+        poisson = _engine.summarise(part, columns, nan_handling, n_boot, opts.confidence, opts.method)[1]
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     for j, (col, m) in enumerate(columns):
-        s = scores[:, j]
-        nan = np.isnan(s)
-        n_undefined[col] = int(nan.sum())
-        if nan_handling == "drop":
-            if s.size and n_undefined[col] == s.size:
-                notes.append(m._all_undefined_message(s.size, label=col))
-            s = s[~nan]
-        elif nan_handling == "zerofill":
-            s = np.where(nan, 0.0, s)
-        elif n_undefined[col]:
+        s, rows, n_undefined[col] = _engine.apply_nan_policy(scores[:, j], nan_handling)
+        if nan_handling == "drop" and n_undefined[col] and not s.size:
+            notes.append(m._all_undefined_message(n_undefined[col], label=col))
+        if nan_handling == "propagate" and n_undefined[col]:
             notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
         n_used[col] = int(s.size)
-        means[col] = _aggregate(m.info, s)
+        means[col] = _engine.aggregate(m.info, s)
         if poisson is not None:
             intervals[col] = poisson[col]
         elif conf_interval:
-            res = _bootstrap_scores(s, n_boot, conf, method, random_state, info=m.info)
-            intervals[col] = res.confidence_interval
+            intervals[col] = _engine.interval(s, opts, rows, m.info, random_state=seed).confidence_interval
     if notes:
         warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
+    conf = opts.confidence
     report = None
     if y_pred._ties is not None:
         from rankereval.metrics._ties import tie_report
 
         binary = y_true if isinstance(y_true, BinaryLabels) else None
-        report = tie_report(columns, lambda cols, t: _score_columns(cols, binary, numeric, y_pred, relevance_level, t),
-                            _aggregate, y_pred, nan_handling, ties, means)
+        report = tie_report(columns, lambda cols, t: score_columns(cols, binary, numeric, y_pred, relevance_level, t),
+                            _engine.aggregate, y_pred, nan_handling, ties, means)
     result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,
                         conf if conf_interval else None)
@@ -453,9 +261,7 @@ class Evaluation:
 
         Needs pandas (``pip install 'rankereval[io]'``).
         """
-        from rankereval.io import _pandas
-
-        pd = _pandas()
+        pd = require("pandas", "io", "Evaluation.to_pandas")
         index = pd.Index(self.query_ids, name="query") if self.query_ids is not None else None
         return pd.DataFrame(np.array(self._per_query()), columns=self.names, index=index)
 
@@ -464,9 +270,7 @@ class Evaluation:
 
         Needs pandas (``pip install 'rankereval[io]'``).
         """
-        from rankereval.io import _pandas
-
-        pd = _pandas()
+        pd = require("pandas", "io", "Evaluation.to_pandas")
         rows = {}
         for name in self.names:
             row = {"mean": self.means[name]}

@@ -10,7 +10,7 @@ metric classes and their kernels.
 import numpy as np
 
 from rankereval.data._groups import _Groups, _flat
-from rankereval._validation import check_flag, check_nan_handling, check_k
+from rankereval._validation import check_flag, check_log_base, check_nan_handling, check_k
 from rankereval.data._checks import _reject_masked
 from rankereval.data._conversion import _host_array
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
@@ -45,35 +45,22 @@ def _layout(y_true, y_score, qid, group):
 
 def _mean(metric, scores, nan_handling, sample_weight, n_queries):
     """The (weighted) mean over queries after the NaN policy (as :meth:`Metric.mean`)."""
-    check_nan_handling(nan_handling)
+    from rankereval import _engine
+
+    nan_handling = check_nan_handling(nan_handling)
     w = None
     if sample_weight is not None:
         w = _flat(sample_weight, "sample_weight", n_queries, what="weights (one per query)")
         if w.dtype.kind not in "biuf" or not np.all(np.isfinite(w)) or (w.size and w.min() < 0):
             raise ValueError("sample_weight must hold finite, non-negative numbers (one per query)")
-    nan = np.isnan(scores)
-    if nan_handling == "propagate":
-        metric._handle_nan(scores, "propagate")  # warns about undefined queries
-    elif nan_handling == "zerofill":
-        scores = np.where(nan, 0.0, scores)
-    else:
-        if nan.size and nan.all():
-            metric._handle_nan(scores, "drop")  # warns: nothing left to average, a NaN mean
-        scores, w = scores[~nan], (None if w is None else w[~nan])
-    if scores.size == 0 or (w is not None and w.sum() == 0):
-        return float("nan")
-    return float(np.average(scores, weights=w))
+    scores, rows = metric._policy(scores, nan_handling)  # 'propagate' warns, and 'drop' of every query
+    if w is None:
+        return _engine.aggregate(metric.info, scores)
+    return _engine.weighted_mean(scores, w if rows is None else w[rows])
 
 
 def _log_base(log_base):
-    if isinstance(log_base, str) and log_base in ("2", "e"):
-        return log_base
-    if not isinstance(log_base, (bool, np.bool_)) and isinstance(log_base, (int, float, np.number)):
-        if log_base == 2:
-            return "2"
-        if log_base == np.e:
-            return "e"
-    raise ValueError(f"log_base must be 2 or 'e', got {log_base!r}")
+    return check_log_base(log_base)
 
 
 def _tie_averaged_gains(groups, grades, scores, ranks):

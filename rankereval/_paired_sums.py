@@ -23,14 +23,21 @@ difference of run means: not a sum, so it is refused.
 import numpy as np
 
 import rankereval._bootstrap as _bootstrap
-from rankereval._evaluation import _merge_partials
+from rankereval._engine import merge_partials as _merge_partials
 from rankereval._exact import poisson_exact
 from rankereval.bootstrap import query_key_hashes
 from rankereval.compare import (
-    _EPS, _bootstrap_p, _count_extreme, _outcomes, _percentile_ci, _prepare, _t_from_moments, _tolerance)
+    _EPS, _bootstrap_p, _count_extreme, _outcomes, _percentile_ci, _prepare, _score_sums, _t_from_moments,
+    _tolerance)
 
 #: the tests computed from sums
 TESTS = ("t", "permutation", "bootstrap")
+
+# compare's steps that a block-wise caller (rankereval.spark) runs around the sums: its
+# argument checks, metrics, run means and result, under the names of this interface
+from rankereval.compare import (  # noqa: E402,F401
+    _check_arguments as check_arguments, _finish as finish, _resolve_metrics as resolve_metrics,
+    _run_means as run_means)
 
 
 def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test, seeds,
@@ -53,7 +60,7 @@ def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test,
         "n_q": np.int64(scores.shape[0]),
         "undefined": undefined.sum(axis=0),
         "counts": valid.sum(axis=0),
-        "score_sums": np.where(valid[:, :, None], scores, 0.0).sum(axis=0),
+        "score_sums": _score_sums(scores, valid),
         "n": n,
         "s1": d0.sum(axis=0),
         "m2": (centred * centred).sum(axis=0),

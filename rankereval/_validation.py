@@ -37,15 +37,77 @@ def check_flag(value, name):
     return bool(value)
 
 
+class OptionError(ValueError):
+    """A ValueError about one option; ``argument`` is its name in the caller's signature (the
+    command line names its flag instead: ``rankereval._engine.cli_message``)."""
+
+    def __init__(self, argument, message):
+        super().__init__(message)
+        self.argument = argument
+
+
 def check_choice(value, choices, name):
-    """``value`` if it is one of ``choices``; ValueError listing them otherwise."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
-    return value
+    """The one of ``choices`` that ``value`` names, matched case-insensitively (every option
+    string of the package is matched this way); ValueError listing them otherwise."""
+    if isinstance(value, str):
+        if value in choices:
+            return value
+        for c in choices:
+            if c.lower() == value.lower():
+                return c
+    raise OptionError(name, f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
 
 
-def check_nan_handling(value):
-    return check_choice(value, NAN_HANDLING, "nan_handling")
+def check_log_base(value, name="log_base"):
+    """The base of a DCG discount as its option string: ``'2'`` or ``'e'``, from those
+    strings or the numbers 2 and ``math.e`` (one spelling for ``DCG``, ``dcg_score`` and
+    ``--log-base``)."""
+    from rankereval._choices import DCG_LOG_BASES
+
+    if not isinstance(value, (bool, np.bool_, str)) and isinstance(value, (Real, np.number)):
+        if value == 2:
+            return "2"
+        if value == np.e:
+            return "e"
+    if isinstance(value, str):
+        try:
+            return check_choice(value, DCG_LOG_BASES, name)
+        except ValueError:
+            pass
+    raise OptionError(name, f"{name} must be one of '2', 'e' (or the numbers 2 and math.e), got {value!r}")
+
+
+def check_nan_handling(value, name="nan_handling"):
+    return check_choice(value, NAN_HANDLING, name)
+
+
+#: the largest bootstrap: the distribution is returned, 8 bytes per resample (10**8: 800 MB,
+#: far beyond any use; the Monte Carlo error of a 95% bound is then ~3e-4 standard errors)
+MAX_RESAMPLES = 10 ** 8
+
+
+def check_n_resamples(value, name="n_resamples"):
+    """An int in ``[2, MAX_RESAMPLES]`` (bools refused): a bootstrap needs two resamples."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer))
+            or not 1 < value <= MAX_RESAMPLES):
+        raise OptionError(name, f"{name} must be an integer > 1 and <= {MAX_RESAMPLES:_} (the "
+                                f"bootstrap distribution is kept in memory), got {value!r}")
+    return int(value)
+
+
+def check_confidence(value, name="confidence"):
+    """A float strictly between 0 and 1 (integers, including 0 and 1, refused)."""
+    if (isinstance(value, (bool, np.bool_, Integral, np.integer))
+            or not isinstance(value, (Real, np.floating)) or not 0.0 < float(value) < 1.0):
+        raise OptionError(name, f"{name} must be a float strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def check_bca_finite(x, name="method"):
+    """BCa's acceleration needs finite scores: OptionError naming ``name`` otherwise."""
+    if not np.isfinite(x).all():
+        raise OptionError(name, f"{name}='bca' requires finite scores (the acceleration of a mean "
+                                f"with infinite values is undefined); use {name}='percentile'")
 
 
 def check_real(value, name):

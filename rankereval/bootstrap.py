@@ -36,23 +36,20 @@ conf_name="confidence")`` so that error messages name the arguments as the calle
 """
 from dataclasses import dataclass, field
 import math
-from numbers import Integral, Real
 from statistics import NormalDist
 
 import numpy as np
 
 import rankereval._bootstrap as _bootstrap
-from rankereval._choices import CI_METHODS as METHODS
+from rankereval._choices import CI_METHODS as METHODS, RESAMPLINGS
 from rankereval._exact import exact_mean, poisson_sums
+from rankereval._random import rng as _rng, stream_key as _seed  # noqa: F401  (the one seed derivation)
 from rankereval._threads import effective_n_threads
+from rankereval._validation import (  # noqa: F401  (MAX_RESAMPLES: the bound, importable from here)
+    MAX_RESAMPLES, check_bca_finite, check_choice, check_confidence, check_n_resamples)
 
 __all__ = ["BootstrapResult", "bootstrap_mean", "query_key_hashes"]
 
-RESAMPLINGS = ("multinomial", "poisson")
-# The bootstrap distribution is returned, 8 bytes per resample: 10**8 resamples take 800 MB,
-# far beyond any use (the Monte Carlo error of a 95% bound is then ~3e-4 standard errors).
-# The bound turns absurd requests into a ValueError instead of a MemoryError/OverflowError.
-MAX_RESAMPLES = 10 ** 8
 
 # The multinomial shortcut is used when there are d <= n // _SHORTCUT_RATIO distinct values.
 # Measured on a 2-core AMD EPYC: one binomial of numpy's multinomial costs ~90 ns (one thread);
@@ -164,30 +161,13 @@ def _validate(n_resamples, confidence_level, method, n_name="n_resamples",
         ``[2, MAX_RESAMPLES]`` (``10**8``; bools are rejected), ``confidence_level`` not a real number strictly between 0 and 1 (integers,
         including 0 and 1, are rejected), ``method`` not 'percentile' or 'bca'.
     """
-    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (Integral, np.integer))
-            or not 1 < n_resamples <= MAX_RESAMPLES):
-        raise ValueError(f"{n_name} must be an integer > 1 and <= {MAX_RESAMPLES:_} (the "
-                         f"bootstrap distribution is kept in memory), got {n_resamples!r}")
-    if (isinstance(confidence_level, (bool, np.bool_, Integral, np.integer))
-            or not isinstance(confidence_level, (Real, np.floating))
-            or not 0.0 < float(confidence_level) < 1.0):
-        raise ValueError(
-            f"{conf_name} must be a float strictly between 0 and 1, got {confidence_level!r}")
-    if not isinstance(method, str) or method.lower() not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    return int(n_resamples), float(confidence_level), method.lower()
+    return (check_n_resamples(n_resamples, n_name), check_confidence(confidence_level, conf_name),
+            check_choice(method, METHODS, "method"))
 
 
 def _check_resampling(resampling):
     """``resampling`` lower-cased, after checking it is one of :data:`RESAMPLINGS`."""
-    if not isinstance(resampling, str) or resampling.lower() not in RESAMPLINGS:
-        raise ValueError(f"resampling must be one of {RESAMPLINGS}, got {resampling!r}")
-    return resampling.lower()
-
-
-def _seed(random_state):
-    """The one 64-bit key of every random stream of a bootstrap, from ``random_state``."""
-    return int(_rng(random_state).integers(0, 2 ** 64, dtype=np.uint64))
+    return check_choice(resampling, RESAMPLINGS, "resampling")
 
 
 def query_key_hashes(keys, n=None):
@@ -285,18 +265,6 @@ def _object_keys(a):
         return a.astype(np.int64)
     except OverflowError:
         raise ValueError("integer query keys must fit in int64") from None
-
-
-def _rng(random_state):
-    """``numpy.random.Generator`` from None, an int seed or a Generator (never the global RNG)."""
-    if isinstance(random_state, (bool, np.bool_)):
-        raise ValueError(f"random_state must be None, an int or a numpy.random.Generator, "
-                         f"got {random_state!r}")
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"random_state must be None, an int or a numpy.random.Generator, "
-                         f"got {random_state!r}") from exc
 
 
 def _scores(scores):
@@ -484,18 +452,17 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
         value = support[0][0]            # all scores equal: exact, whatever the rounding
         return result(value, (value, value), np.full(n_resamples, value), 0.0)
 
-    if method == "bca" and not np.isfinite(x).all():
-        raise ValueError("method='bca' requires finite scores (the acceleration of a mean "
-                         "with infinite values is undefined); use method='percentile'")
+    if method == "bca":
+        check_bca_finite(x)
     mean = exact_mean(x)
 
     if resampling == "poisson":
         sums, weights = poisson_sums(
             x[:, None], hashes, _seed(rng), n_resamples,
             n_threads=max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD)))
-        distribution = poisson_means(sums[0], weights[0], mean)
-        if method == "bca":
-            m2, m3 = _bootstrap.centred_moments(x, mean)
+        moments = _bootstrap.centred_moments(x, mean) + (n,) if method == "bca" else None
+        return poisson_result(sums[0], weights[0], mean, False, n_resamples, confidence_level,
+                              method, moments)
     elif support is not None:
         values, counts = support
         distribution = _multinomial_means(values, counts, n, n_resamples, rng)
@@ -526,6 +493,10 @@ def _interval(distribution, probabilities):
     return interval, standard_error
 
 
+#: quantiles and standard deviation of a bootstrap distribution (SystemMetric.bootstrap too)
+percentile_interval = _interval
+
+
 def poisson_means(sums, weights, mean):
     """Resampled means of a Poisson bootstrap from its per-resample sums (1-D each).
 
@@ -537,23 +508,31 @@ def poisson_means(sums, weights, mean):
     return out
 
 
-def poisson_result(sums, weights, mean, constant, n_resamples, confidence_level):
-    """Percentile :class:`BootstrapResult` of a Poisson bootstrap from merged sums.
+def poisson_result(sums, weights, mean, constant, n_resamples, confidence_level,
+                   method="percentile", moments=None):
+    """:class:`BootstrapResult` of a Poisson bootstrap from its (merged) per-resample sums:
+    the one Poisson path, of :func:`bootstrap_mean`, ``Metric.mean``, ``evaluate``, the
+    Accumulator, :mod:`rankereval.dask` and :mod:`rankereval.spark`.
 
     ``constant``: every score is ``mean`` (the interval is then exactly ``(mean, mean)``, as
-    :func:`bootstrap_mean` gives, instead of a rounding of it). Used by
-    :mod:`rankereval.dask`, whose partitions only return sums.
+    :func:`bootstrap_mean` gives, instead of a rounding of it). ``method='bca'`` needs
+    ``moments``: ``(sum(d**2), sum(d**3), n)`` of the deviations ``d`` from the mean.
     """
     if constant:
         distribution = np.full(n_resamples, mean)
         interval, standard_error = (mean, mean), 0.0
     else:
         distribution = poisson_means(sums, weights, mean)
-        interval, standard_error = _interval(
-            distribution, ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0))
+        if method == "bca":
+            m2, m3, n = moments
+            probabilities = _bca_probabilities(distribution, mean, m2, m3, n, confidence_level)
+        else:
+            probabilities = ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0)
+        interval, standard_error = _interval(distribution, probabilities)
     distribution.setflags(write=False)
     return BootstrapResult(float(mean), (float(interval[0]), float(interval[1])), distribution,
-                           float(standard_error), "percentile", confidence_level, n_resamples)
+                           float(standard_error), method, confidence_level, n_resamples)
+
 
 
 def _multinomial_means(values, counts, n, n_resamples, rng):

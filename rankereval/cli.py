@@ -41,13 +41,23 @@ import sys
 
 from rankereval._choices import (CI_METHODS, DCG_GAINS, DCG_LOG_BASES, EXTRA, MISSING, NAN_HANDLING, ORDER_BY,
                                 TIE_BREAKS)
-from rankereval._cli_common import (DEFAULT_METRICS, UsageError, _confidence, _count, _finite_float,  # noqa: F401
+from rankereval._cli_common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _confidence, _count, _finite_float,  # noqa: F401
                                     _positive_int, guarded, parse_metrics)
 
 __all__ = ["main", "DEFAULT_METRICS"]
 
 
-def _add_eval_options(p, default_seed=None):
+class _Renamed(argparse.Action):
+    """A flag with a deprecated second spelling: a note on stderr when the old one is used."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string != self.option_strings[0]:
+            print(f"rankereval: note: {option_string} is deprecated; use {self.option_strings[0]}",
+                  file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def _add_eval_options(p, default_seed=DEFAULT_SEED):
     p.add_argument("-m", "--metrics", nargs="+", action="extend", metavar="METRIC", default=None,
                    help="metrics: our names (ndcg@10 recall@100 map) or trec_eval's (P_10, P.5,10,20, "
                         "ndcg_cut_10, map_cut_100, official, all_trec); -m may be repeated, names may be "
@@ -86,15 +96,17 @@ def _add_eval_options(p, default_seed=None):
                    help="ranked queries without judgements: drop (default, as trec_eval), keep (metrics "
                         "NaN), or fail")
     p.add_argument("--ci", action="store_true", help="add a bootstrap confidence interval of each mean")
-    p.add_argument("--n-bootstrap", type=_positive_int, default=1000, metavar="N",
-                   help="bootstrap resamples (default: 1000)")
+    p.add_argument("--n-resamples", "--n-bootstrap", type=_positive_int, default=1000, metavar="N",
+                   action=_Renamed,
+                   help="bootstrap resamples, > 1 (default: 1000; as 'rankereval compare --n-resamples'; "
+                        "--n-bootstrap is its deprecated spelling)")
     p.add_argument("--confidence", type=_confidence, default=0.95, metavar="LEVEL",
                    help="confidence level of the interval (default: 0.95)")
     p.add_argument("--ci-method", choices=CI_METHODS, default="percentile",
                    help="bootstrap interval: percentile (default) or bca (bias-corrected and accelerated)")
     p.add_argument("--seed", type=int, default=default_seed,
-                   help="random seed of the bootstrap (default: "
-                        + ("fresh randomness" if default_seed is None else str(default_seed)) + ")")
+                   help=f"random seed of the bootstrap (default: {default_seed}, so that intervals are "
+                        "the same from run to run; the output states the seed)")
     p.add_argument("--n-items", type=_count, default=None, metavar="N",
                    help="catalogue size of coverage@k, gini@k and entropy@k[normalize] (default: the "
                         "documents that occur in the qrels or the run)")
@@ -127,7 +139,7 @@ def build_parser():
     ex = sub.add_parser("example", help="evaluate the sample qrels/run shipped with rankereval",
                         description="Evaluate the small synthetic TREC pair shipped with rankereval "
                                     "(made by rankereval/_sample/make_sample.py).")
-    _add_eval_options(ex, default_seed=0)
+    _add_eval_options(ex)
     ls = sub.add_parser("metrics", help="list metric names and aliases")
     from rankereval._cli_compare import add_compare_subparser
 
@@ -154,7 +166,7 @@ def evaluate(data, metrics, args, err):
         warnings.simplefilter("always", UndefinedMetricWarning)
         ev = rk_evaluate(data, None, metrics, relevance_level=args.relevance_level,
                          nan_handling=args.nan_handling, conf_interval=args.ci,
-                         n_bootstrap_samples=args.n_bootstrap, confidence=args.confidence,
+                         n_resamples=args.n_resamples, confidence=args.confidence,
                          random_state=args.seed, method=args.ci_method, ties=args.ties)
     for w in caught:
         if not issubclass(w.category, UndefinedMetricWarning):
@@ -355,6 +367,9 @@ def _render_evaluation(ev, args, trec=None):
 
     shown = {n: n + ("*" if name_differences(m) is not None else "") for n, m in zip(names, ev.metrics)}
     notes = _notes(ev)
+    if ci is not None:
+        notes.append(f"bootstrap intervals: {args.n_resamples} resamples ({args.ci_method}), seed "
+                     f"{args.seed} (--seed)")
     foot_text = "".join(line + "\n" for line in notes)
     ci_head = f"{args.confidence * 100:g}% CI"
     if args.per_query:
@@ -376,7 +391,7 @@ def _render_evaluation(ev, args, trec=None):
 
 
 def _metrics_listing():
-    from rankereval.metrics._base import _registered
+    from rankereval.metrics._base import registered as _registered
     from rankereval.metrics._trec_names import listing
 
     lines = ["metric names (case-insensitive; name@k sets the cutoff k; [options] set parameters):", ""]
@@ -409,7 +424,7 @@ def _metrics_listing():
 
 
 def _run(args, qrels, run, out, err):
-    from rankereval.io._trec import _read_trec_for_printing as read_trec
+    from rankereval.io._trec import read_trec_for_printing as read_trec
     from rankereval.metrics import SystemMetric
 
     # UsageError before any file is read

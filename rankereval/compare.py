@@ -47,7 +47,7 @@ import json
 import math
 import os
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
@@ -108,13 +108,10 @@ def _check_alpha(alpha):
 
 
 def _check_resamples(n_resamples):
-    from rankereval.bootstrap import MAX_RESAMPLES
+    """As every bootstrap's (rankereval._engine): an integer > 1 (one resample gives p = 0.5)."""
+    from rankereval._validation import check_n_resamples
 
-    if (isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (Integral, np.integer))
-            or not 1 <= n_resamples <= MAX_RESAMPLES):
-        raise ValueError(f"n_resamples must be an integer >= 1 and <= {MAX_RESAMPLES:_}, "
-                         f"got {n_resamples!r}")
-    return int(n_resamples)
+    return check_n_resamples(n_resamples)
 
 
 def _threads(work):
@@ -400,7 +397,7 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
 
 def _resolve_metrics(metrics):
     """``(names, metric objects)``, exactly as :func:`rankereval.evaluate` names its columns."""
-    from rankereval._evaluation import _metric_columns
+    from rankereval._columns import metric_columns as _metric_columns
 
     columns = _metric_columns(metrics)
     return [c for c, _ in columns], [m for _, m in columns]
@@ -549,15 +546,20 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     """The per-query scores (n, n_metrics, n_runs) as the tests see them, and the differences.
 
     Returns ``(scores, valid, undefined, propagated, geometric, pairs, diffs)``: the scores
-    with infinities as NaN, NaN handling applied and geometric metrics as floored logs;
-    whether each (query, metric) is compared; where any run is undefined; the metrics made
+    with NaN handling applied and geometric metrics as floored logs (infinities kept);
+    whether each (query, metric) enters the means (the NaN policy of
+    :func:`rankereval._engine.apply_nan_policy`; a query infinite in some run enters the
+    means but not the tests); where any run is undefined; the metrics made
     NaN by ``nan_handling='propagate'``; the geometric ones; the ``(run, baseline)`` index
     pairs; the differences (n, n_metrics * n_pairs), column ``m * n_pairs + j`` pair ``j``
     of metric ``m``, NaN where not compared. :mod:`rankereval.spark` runs it per partition.
     """
-    from rankereval.metrics._base import _floored_log
+    from rankereval._engine import floored_log
 
-    scores = np.where(np.isfinite(scores), scores, np.nan)     # +inf (MeanRanks): undefined
+    # only NaN is undefined (rankereval._engine): an infinite score (MeanRanks, FirstRelevantRank
+    # retrieving nothing relevant) enters the means, as in evaluate; the paired tests need finite
+    # differences, so a query infinite in some run is left out of that metric's tests only
+    scores = np.array(scores, dtype=np.float64)
     undefined = np.isnan(scores).any(axis=2)                    # (n, n_metrics)
     n_q, n_metrics, n_runs = scores.shape
     if nan_handling == "zerofill":
@@ -569,11 +571,12 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
         valid = np.ones((n_q, n_metrics), dtype=bool)
     propagated = undefined.any(axis=0) if nan_handling == "propagate" else np.zeros(n_metrics, bool)
     valid[:, propagated] = False
+    testable = valid & ~np.isinf(scores).any(axis=2)
     # a geometric mean (GMAP) is the exp of a mean of logs: compare the logs (floored as in
     # the mean), so that the tests and diff are on the log scale and the means geometric
     geometric = np.array([m.info.aggregate == "geometric" for m in metric_objs], dtype=bool)
     if geometric.any():
-        scores[:, geometric, :] = _floored_log(scores[:, geometric, :])
+        scores[:, geometric, :] = floored_log(scores[:, geometric, :])
 
     if baseline is not None:
         b = run_names.index(str(baseline))
@@ -585,9 +588,29 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     # differences: column m * n_pairs + j is pair j under metric m; NaN where not compared
     run_idx = np.array([r for r, _ in pairs], dtype=np.intp)
     base_idx = np.array([b for _, b in pairs], dtype=np.intp)
-    diffs = scores[:, :, run_idx] - scores[:, :, base_idx]                  # (n, M, P)
-    diffs = np.where(valid[:, :, None], diffs, np.nan).reshape(n_q, n_metrics * n_pairs)
+    with np.errstate(invalid="ignore"):
+        diffs = scores[:, :, run_idx] - scores[:, :, base_idx]              # (n, M, P)
+    diffs = np.where(testable[:, :, None], diffs, np.nan).reshape(n_q, n_metrics * n_pairs)
     return scores, valid, undefined, propagated, geometric, pairs, diffs
+
+
+def _score_sums(scores, valid):
+    """Exact sums (:class:`rankereval._exact.ExactSum`, shape (n_metrics, n_runs)) of the
+    scores that enter each run's mean: the engine's sums, so the means are evaluate's bits."""
+    from rankereval._exact import exact_column_sums
+
+    n_q, n_metrics, n_runs = scores.shape
+    x = np.where(valid[:, :, None], scores, 0.0).reshape(n_q, n_metrics * n_runs)
+    total = exact_column_sums(x)
+    total.limbs = total.limbs.reshape((total.limbs.shape[0], n_metrics, n_runs))
+    total.inf = total.inf.reshape(n_metrics, n_runs)
+    return total
+
+
+def _run_means(sums, counts):
+    """Means (n_metrics, n_runs) from rounded exact sums and the queries of each metric."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], np.nan)
 
 
 def _outcomes(diffs, metric_objs, n_pairs):
@@ -638,10 +661,13 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     alternative : {'two-sided', 'greater', 'less'}, default='two-sided'
         ``'greater'``: the run's mean is larger than the baseline's (in raw metric values).
     nan_handling : {'drop', 'zerofill', 'propagate'}, default='drop'
-        Queries where a run's score is undefined (NaN, e.g. no relevant document; or
-        infinite): ``'drop'`` leaves such a query out of that metric's comparisons (for
-        every run, so that all comparisons of a metric use the same queries);
-        ``'zerofill'`` scores it 0; ``'propagate'`` makes that metric's results NaN.
+        Queries where a run's score is undefined (NaN, e.g. no relevant document):
+        ``'drop'`` leaves such a query out of that metric's comparisons (for every run, so
+        that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0;
+        ``'propagate'`` makes that metric's results NaN. An infinite score (MeanRanks,
+        FirstRelevantRank retrieving nothing relevant) is not undefined: it enters the run
+        means as in :func:`rankereval.evaluate` (which are then infinite), and only the
+        paired tests, which need finite differences, leave that query out for that metric.
     queries : {'error', 'intersection', 'union'}, default='error'
         With TREC data, runs that rank different queries raise a ValueError naming them;
         ``'intersection'`` compares the queries every run ranks, ``'union'`` those any run
@@ -719,27 +745,26 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         elif test == "permutation":
             p = _permutation_test(diffs, alternative, n_resamples, seed)
         else:
-            p = _tukey_test(scores, valid, pairs, n_resamples, seed).reshape(-1)
+            finite = np.isfinite(scores).all(axis=2)
+            p = _tukey_test(np.where(np.isfinite(scores), scores, 0.0), valid & finite, pairs, n_resamples,
+                            seed).reshape(-1)
         del boot, t_null
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        counts = valid.sum(axis=0)
-        means = np.where(counts[:, None] > 0,
-                         np.where(valid[:, :, None], scores, 0.0).sum(axis=0) / counts[:, None],
-                         np.nan)                                            # (M, R)
+    counts = valid.sum(axis=0)
+    means = _run_means(_score_sums(scores, valid).to_float(), counts)       # (M, R)
     result = _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
                      n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric,
                      means, counts, mean_diff, sd, ci_low, ci_high, p, _outcomes(diffs, metric_objs, n_pairs),
                      scores, valid, query_ids, report)
     if seed_scores is not None:
         # the runs' own scores as the tests' scores are prepared (NaN policy, logs)
-        from rankereval.metrics._base import _floored_log
+        from rankereval._engine import floored_log
 
-        seed_scores = np.where(np.isfinite(seed_scores), seed_scores, np.nan)
+        seed_scores = np.array(seed_scores, dtype=np.float64)  # infinities kept, as in _prepare
         if nan_handling == "zerofill":
             seed_scores = np.where(np.isnan(seed_scores), 0.0, seed_scores)
         if geometric.any():
-            seed_scores[:, geometric, :] = _floored_log(seed_scores[:, geometric, :])
+            seed_scores[:, geometric, :] = floored_log(seed_scores[:, geometric, :])
         seed_scores.setflags(write=False)
     return replace(result, seed_scores=seed_scores, seed_groups=seed_groups,
                    geometric=tuple(bool(g) for g in geometric))
@@ -765,7 +790,10 @@ def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correct
     with np.errstate(invalid="ignore", divide="ignore"):
         effect = np.where(sd > 0, mean_diff / sd, np.nan)
     means = np.array(means, dtype=np.float64)
-    means[geometric] = np.exp(means[geometric])
+    from rankereval._engine import exp_mean
+
+    logs = means[geometric]
+    means[geometric] = np.array([exp_mean(float(v)) for v in logs.ravel()]).reshape(logs.shape)  # as evaluate
     higher = np.array([m.info.higher_is_better for m in metric_objs])  # from the registry
     better, worse, ties = outcomes
 
@@ -1289,9 +1317,9 @@ class Comparison:
 
 def _optional(module, extra, purpose):
     """Import an optional dependency, or an ImportError that names the extra to install."""
-    from rankereval._render import optional
+    from rankereval._optional import require
 
-    return optional(module, extra, purpose)
+    return require(module, extra, purpose)
 
 
 def _pandas():

@@ -63,7 +63,7 @@ def reference(metrics, scores, labels, k, query_ids=None, **options):
 
 def run(acc, scores, labels, cuts, query_ids=None):
     for a, b in zip(cuts[:-1], cuts[1:]):
-        acc.update(scores[a:b], labels[a:b], query_ids=None if query_ids is None else query_ids[a:b])
+        acc.update(labels[a:b], scores[a:b], query_ids=None if query_ids is None else query_ids[a:b])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         return acc.compute()
@@ -83,7 +83,7 @@ def test_batches_equal_evaluate_on_the_concatenation(cuts, seed, graded, nan_han
     rng = np.random.default_rng(seed)
     query_ids = {"int": rng.permutation(10**6)[:60], "str": np.array([f"q{i}" for i in rng.permutation(60)]),
                  "none": None}[ids]
-    options = dict(nan_handling=nan_handling, conf_interval=conf, n_bootstrap_samples=50, random_state=seed)
+    options = dict(nan_handling=nan_handling, conf_interval=conf, n_resamples=50, random_state=seed)
     acc = Accumulator(METRICS, keep_scores=True, **options)
     got = run(acc, scores, labels, cuts, query_ids)
     assert acc.k is None                                  # map and rprec rank every item
@@ -98,7 +98,7 @@ def test_rankings_and_a_cutoff_from_the_metrics():
     assert acc.k == 20
     y_pred = Rankings.from_scores(scores, k=20)
     for a, b in [(0, 33), (33, 33), (33, 80)]:
-        acc.update(y_pred[a:b], BinaryLabels.from_matrix(labels[a:b]), query_ids=np.arange(a, b))
+        acc.update(BinaryLabels.from_matrix(labels[a:b]), y_pred[a:b], query_ids=np.arange(a, b))
     ref = reference(["ndcg@10", "recall@20", "mrr@10"], scores, labels, 20, conf_interval=True, random_state=4)
     assert_same_evaluation(acc.compute(), ref, scores=False)
     # rows without ids are keyed by their row number: the same keys as ids 0 .. n - 1
@@ -112,7 +112,7 @@ def _three(seed, conf=True):
     ids = np.random.default_rng(seed).permutation(1000)[:90]
     parts = []
     for a, b in [(0, 20), (20, 21), (21, 90)]:
-        acc = Accumulator(METRICS, conf_interval=conf, n_bootstrap_samples=64, random_state=9, nan_handling="drop")
+        acc = Accumulator(METRICS, conf_interval=conf, n_resamples=64, random_state=9, nan_handling="drop")
         run(acc, scores, labels, [a, (a + b) // 2, b], ids)
         parts.append(acc)
     return parts, scores, labels, ids
@@ -135,7 +135,7 @@ def test_merge_is_associative_and_commutative_exactly():
         assert s.keys() == states[0].keys()
         for key in s:                                       # the very same digits, not just values
             np.testing.assert_array_equal(s[key], states[0][key], err_msg=key)
-    ref = reference(METRICS, scores, labels, None, ids, conf_interval=True, n_bootstrap_samples=64,
+    ref = reference(METRICS, scores, labels, None, ids, conf_interval=True, n_resamples=64,
                     random_state=9, nan_handling="drop")
     for o in orders:
         assert_same_evaluation(o.compute(), ref, scores=False)
@@ -145,14 +145,14 @@ def test_state_dict_is_plain_numpy_and_round_trips():
     (a, b, c), *_ = _three(3)
     state = a.state_dict()
     assert all(type(v) is np.ndarray for v in state.values())
-    fresh = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, nan_handling="drop")
+    fresh = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, nan_handling="drop")
     fresh.load_state_dict(pickle.loads(pickle.dumps(state)))
     assert_same_evaluation(fresh.compute(), a.compute(), scores=False)
     for key, v in fresh.state_dict().items():
         np.testing.assert_array_equal(v, state[key])
     # the state is O(metrics x resamples): independent of the number of queries
-    small = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, check_query_ids=False)
-    big = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=9, check_query_ids=False)
+    small = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, check_query_ids=False)
+    big = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=9, check_query_ids=False)
     s, lab = data(5, n=400)
     run(small, s, lab, [0, 40])
     run(big, s, lab, [0, 100, 200, 300, 400])
@@ -162,7 +162,7 @@ def test_state_dict_is_plain_numpy_and_round_trips():
 
 def test_options_must_match_to_merge():
     (a, b, _), *_ = _three(4)
-    other = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=64, random_state=10, nan_handling="drop")
+    other = Accumulator(METRICS, conf_interval=True, n_resamples=64, random_state=10, nan_handling="drop")
     with pytest.raises(ValueError, match="different metrics or options"):
         a.merge(other)
     with pytest.raises(ValueError, match="other metrics or options"):
@@ -189,7 +189,7 @@ def test_undefined_means_warn_as_evaluate():
     scores, labels = data(7)
     labels[:3] = False
     acc = Accumulator(["ndcg@5", "p@3"])
-    acc.update(scores, labels)
+    acc.update(labels, scores)
     with pytest.warns(UndefinedMetricWarning) as got:
         ev = acc.compute()
     with pytest.warns(UndefinedMetricWarning) as ref:
@@ -202,7 +202,7 @@ def test_undefined_means_warn_as_evaluate():
 
 def test_empty_accumulator():
     acc = Accumulator(["ndcg@5"], conf_interval=True, random_state=0, nan_handling="drop")
-    acc.update(np.empty((0, 4)), np.empty((0, 4), dtype=bool), query_ids=[])
+    acc.update(np.empty((0, 4), dtype=bool), np.empty((0, 4)), query_ids=[])
     ev = acc.compute()
     assert ev.n_rankings == 0 and math.isnan(ev.mean("ndcg@5"))
     assert all(math.isnan(v) for v in ev.conf_intervals["ndcg@5"])
@@ -212,24 +212,24 @@ def test_a_query_id_seen_twice_is_an_error():
     scores, labels = data(8)
     ids = np.arange(100, 160)
     acc = Accumulator(["p@3"], conf_interval=True, random_state=0)
-    acc.update(scores[:30], labels[:30], query_ids=ids[:30])
+    acc.update(labels[:30], scores[:30], query_ids=ids[:30])
     before = acc.state_dict()
     with pytest.raises(ValueError, match="query id 105 was seen before"):
-        acc.update(scores[30:40], labels[30:40], query_ids=np.r_[ids[31:40], 105])
+        acc.update(labels[30:40], scores[30:40], query_ids=np.r_[ids[31:40], 105])
     with pytest.raises(ValueError, match="query id 135 is twice in this batch"):
-        acc.update(scores[30:40], labels[30:40], query_ids=np.r_[ids[30:39], 135])
+        acc.update(labels[30:40], scores[30:40], query_ids=np.r_[ids[30:39], 135])
     for key, v in acc.state_dict().items():                    # a refused batch changes nothing
         np.testing.assert_array_equal(v, before[key])
     other = Accumulator(["p@3"], conf_interval=True, random_state=0)
-    other.update(scores[30:40], labels[30:40], query_ids=np.r_[ids[31:40], 129])
+    other.update(labels[30:40], scores[30:40], query_ids=np.r_[ids[31:40], 129])
     with pytest.raises(ValueError, match="seen before"):
         acc.merge(other)
     with pytest.raises(ValueError, match="seen before"):
         acc.merge(other.state_dict())
     strs = Accumulator(["p@3"], keep_scores=True)
-    strs.update(scores[:2], labels[:2], query_ids=["a", "b"])
+    strs.update(labels[:2], scores[:2], query_ids=["a", "b"])
     with pytest.raises(ValueError, match="query id 'b' was seen before"):
-        strs.update(scores[2:3], labels[2:3], query_ids=["b"])
+        strs.update(labels[2:3], scores[2:3], query_ids=["b"])
 
 
 def test_without_the_check_a_repeated_id_counts_as_evaluate_counts_it():
@@ -245,31 +245,31 @@ def test_without_the_check_a_repeated_id_counts_as_evaluate_counts_it():
 def test_query_ids_in_every_batch_or_none():
     scores, labels = data(10)
     acc = Accumulator(["p@3"], conf_interval=True, random_state=0)
-    acc.update(scores[:5], labels[:5])
+    acc.update(labels[:5], scores[:5])
     with pytest.raises(ValueError, match="in every batch or in none"):
-        acc.update(scores[5:9], labels[5:9], query_ids=[5, 6, 7, 8])
+        acc.update(labels[5:9], scores[5:9], query_ids=[5, 6, 7, 8])
     other = Accumulator(["p@3"], conf_interval=True, random_state=0)
-    other.update(scores[5:9], labels[5:9])
+    other.update(labels[5:9], scores[5:9])
     with pytest.raises(ValueError, match="give query_ids"):
         acc.merge(other)                                       # both keyed 0, 1, ...: keys would repeat
     ints = Accumulator(["p@3"])
-    ints.update(scores[:2], labels[:2], query_ids=[1, 2])
+    ints.update(labels[:2], scores[:2], query_ids=[1, 2])
     with pytest.raises(TypeError, match="strs in this batch but ints before"):
-        ints.update(scores[2:3], labels[2:3], query_ids=["x"])
+        ints.update(labels[2:3], scores[2:3], query_ids=["x"])
     with pytest.raises(ValueError, match="one id per ranking"):
-        ints.update(scores[2:4], labels[2:4], query_ids=[3])
+        ints.update(labels[2:4], scores[2:4], query_ids=[3])
     with_ids = Accumulator(["p@3"], conf_interval=True, random_state=0)
-    with_ids.update(scores[9:12], labels[9:12], query_ids=[9, 10, 11])
+    with_ids.update(labels[9:12], scores[9:12], query_ids=[9, 10, 11])
     with pytest.raises(ValueError, match="query_ids in every update"):
         with_ids.merge(other)
     strs = Accumulator(["p@3"])
-    strs.update(scores[:1], labels[:1], query_ids=["a"])
+    strs.update(labels[:1], scores[:1], query_ids=["a"])
     with pytest.raises(TypeError, match="ints in one accumulator and strs in the other"):
         ints.merge(strs)
     # without intervals the keys do not matter: rows without ids merge
     plain = [Accumulator(["p@3", "ndcg@5"]) for _ in range(2)]
     run(plain[0], scores, labels, [0, 25])
-    plain[1].update(scores[25:], labels[25:])
+    plain[1].update(labels[25:], scores[25:])
     ref = reference(["p@3", "ndcg@5"], scores, labels, 5)
     assert_same_evaluation(plain[0].merge(plain[1]).compute(), ref, scores=False)
 
@@ -287,11 +287,11 @@ def test_bad_inputs():
     assert Accumulator(["ndcg@5"], k=30).k == 30
     acc = Accumulator(["p@3"])
     with pytest.raises(ValueError, match="labels has 4 rows but the batch has 5"):
-        acc.update(scores[:5], labels[:4])
+        acc.update(labels[:4], scores[:5])
     with pytest.raises(TypeError, match="from_positive_indices"):
-        acc.update(scores[:2], [[1], [2]])
+        acc.update([[1], [2]], scores[:2])
     with pytest.raises(TypeError, match="scores are Rankings already|Rankings already"):
-        acc.update(Rankings.from_scores(scores[:2], k=3), labels[:2], invalid_items=[[0], [1]])
+        acc.update(labels[:2], Rankings.from_scores(scores[:2], k=3), invalid_items=[[0], [1]])
     assert acc.n_rankings == 0
 
 
@@ -308,10 +308,10 @@ class _DeviceArray:
 
 def test_gpu_arrays_are_refused_with_a_clear_message():
     acc = Accumulator(["p@3"])
-    with pytest.raises(TypeError, match=r"scores_or_rankings: the _DeviceArray is in CUDA memory; move it to the host"):
-        acc.update(_DeviceArray(), np.zeros((1, 3), dtype=bool))
-    with pytest.raises(TypeError, match=r"labels: the _DeviceArray is in CUDA memory.*\.cpu\(\)"):
-        acc.update(np.zeros((1, 3)), _DeviceArray())
+    with pytest.raises(TypeError, match=r"y_pred: the _DeviceArray is in CUDA memory; move it to the host"):
+        acc.update(np.zeros((1, 3), dtype=bool), _DeviceArray())
+    with pytest.raises(TypeError, match=r"y_true: the _DeviceArray is in CUDA memory.*\.cpu\(\)"):
+        acc.update(_DeviceArray(), np.zeros((1, 3)))
 
 
 def test_invalid_items_per_query_id_or_per_batch():
@@ -322,17 +322,17 @@ def test_invalid_items_per_query_id_or_per_batch():
     per_id = Accumulator(["ndcg@5", "recall@10"], invalid_items=train, conf_interval=True, random_state=1)
     per_batch = Accumulator(["ndcg@5", "recall@10"], conf_interval=True, random_state=1)
     for a, b in [(0, 17), (17, 50)]:
-        per_id.update(scores[ids[a:b]], labels[ids[a:b]], query_ids=ids[a:b])
-        per_batch.update(scores[ids[a:b]], labels[ids[a:b]], query_ids=ids[a:b], invalid_items=train[ids[a:b]])
+        per_id.update(labels[ids[a:b]], scores[ids[a:b]], query_ids=ids[a:b])
+        per_batch.update(labels[ids[a:b]], scores[ids[a:b]], query_ids=ids[a:b], invalid_items=train[ids[a:b]])
     y_pred = Rankings.from_scores(scores[ids], k=10, invalid_items=train[ids])
     ref = evaluate(BinaryLabels.from_matrix(labels[ids]), y_pred, ["ndcg@5", "recall@10"], conf_interval=True,
                    random_state=1, resampling="poisson", query_ids=ids)
     assert_same_evaluation(per_id.compute(), ref, scores=False)
     assert_same_evaluation(per_batch.compute(), ref, scores=False)
     with pytest.raises(ValueError, match="give the batch's query_ids"):
-        per_id.update(scores[:2], labels[:2])
+        per_id.update(labels[:2], scores[:2])
     with pytest.raises(ValueError, match="row numbers of invalid_items"):
-        per_id.update(scores[:2], labels[:2], query_ids=[3, 50])
+        per_id.update(labels[:2], scores[:2], query_ids=[3, 50])
 
 
 # ------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ def _shard_state(args):
     seed, rank, world = args
     scores, labels = data(seed, n=120)
     ids = np.arange(120)[rank::world]
-    acc = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=80, random_state=5)
+    acc = Accumulator(METRICS, conf_interval=True, n_resamples=80, random_state=5)
     run(acc, scores[ids], labels[ids], [0, 7, 7, len(ids)], ids)
     return acc.state_dict()
 
@@ -353,13 +353,13 @@ def test_multiprocessing_shards_merge_to_the_one_process_result():
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
         states = pool.map(_shard_state, [(13, r, 3) for r in range(3)])
-    total = Accumulator(METRICS, conf_interval=True, n_bootstrap_samples=80, random_state=5)
+    total = Accumulator(METRICS, conf_interval=True, n_resamples=80, random_state=5)
     for s in states:
         total.merge(s)
     scores, labels = data(13, n=120)
     order = np.concatenate([np.arange(120)[r::3] for r in range(3)])
     ref = reference(METRICS, scores[order], labels[order], None, order, conf_interval=True,
-                    n_bootstrap_samples=80, random_state=5)
+                    n_resamples=80, random_state=5)
     assert_same_evaluation(total.compute(), ref, scores=False)
 
 
@@ -371,11 +371,11 @@ def _distributed_worker(rank, world, init, out):
     try:
         scores, labels = data(14, n=100)
         ids = np.arange(100)[rank::world]
-        acc = Accumulator(["ndcg@5", "recall@10", "mrr@5"], conf_interval=True, n_bootstrap_samples=100,
+        acc = Accumulator(["ndcg@5", "recall@10", "mrr@5"], conf_interval=True, n_resamples=100,
                           random_state=3)
         for a in range(0, len(ids), 16):                  # a validation loop over tensors
             batch = ids[a:a + 16]
-            acc.update(torch.from_numpy(scores[batch]), torch.from_numpy(labels[batch]),
+            acc.update(torch.from_numpy(labels[batch]), torch.from_numpy(scores[batch]),
                        query_ids=torch.from_numpy(batch))
         states = [None] * world
         dist.all_gather_object(states, acc.state_dict())
@@ -398,7 +398,7 @@ def test_torch_distributed_all_gather_of_the_state(tmp_path):
     scores, labels = data(14, n=100)
     order = np.concatenate([np.arange(100)[r::world] for r in range(world)])
     ref = reference(["ndcg@5", "recall@10", "mrr@5"], scores[order], labels[order], 10, order,
-                    conf_interval=True, n_bootstrap_samples=100, random_state=3)
+                    conf_interval=True, n_resamples=100, random_state=3)
     for rank in range(world):                              # every rank has the whole result
         with open(tmp_path / f"result.{rank}", "rb") as fh:
             assert pickle.load(fh) == ref.to_dict()
@@ -410,8 +410,8 @@ def test_torch_tensors_read_as_arrays():
     scores, labels = data(15)
     a = Accumulator(["ndcg@5", "p@3"], keep_scores=True)
     b = Accumulator(["ndcg@5", "p@3"], keep_scores=True)
-    a.update(torch.from_numpy(scores), torch.from_numpy(labels), query_ids=torch.arange(60))
-    b.update(scores, labels, query_ids=np.arange(60))
+    a.update(torch.from_numpy(labels), torch.from_numpy(scores), query_ids=torch.arange(60))
+    b.update(labels, scores, query_ids=np.arange(60))
     assert_same_evaluation(a.compute(), b.compute())
 
 

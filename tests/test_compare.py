@@ -516,19 +516,26 @@ def test_nan_handling():
     zero = compare(y, runs, [AP(2)], nan_handling="zerofill")
     assert zero.n_queries.tolist() == [6]
     assert zero.rows()[0]["mean"] == pytest.approx(np.nan_to_num(sb).mean())
-    # propagate: only the metric with an undefined score becomes NaN. FirstRelevantRank is
-    # infinite where the relevant item is not ranked (query 0 of run b); Precision is defined
+    # issue 42: an infinite score is a value, not undefined (as in evaluate). FirstRelevantRank
+    # is infinite where the relevant item is not ranked (query 0 of run b): run b's mean is
+    # infinite under every nan_handling, and only the paired test leaves that query out
     y2 = BinaryLabels.from_positive_indices([[0], [1], [2], [1]])
     runs2 = {"a": Rankings.from_ranked_indices([[0, 1], [1, 2], [2, 0], [0, 1]]),
              "b": Rankings.from_ranked_indices([[1, 2], [1, 0], [0, 2], [1, 0]])}
     assert np.isinf(FirstRelevantRank().score(y2, runs2["b"])[0])
-    prop = compare(y2, runs2, [FirstRelevantRank(), Precision(1)], nan_handling="propagate")
-    rows = prop.rows()
-    assert math.isnan(rows[0]["p_value"]) and math.isnan(rows[0]["mean"]) and not rows[0]["significant"]
-    assert not math.isnan(rows[1]["p_value"])
-    assert prop.report["n_undefined"] == {FirstRelevantRank().name: 1, Precision(1).name: 0}
-    dropped = compare(y2, runs2, [FirstRelevantRank(), Precision(1)], nan_handling="drop")
-    assert dropped.n_queries.tolist() == [3, 4]
+    fr = [FirstRelevantRank().score(y2, runs2[r]) for r in ("a", "b")]
+    for nan_handling in ("propagate", "drop", "zerofill"):
+        cmp2 = compare(y2, runs2, [FirstRelevantRank(), Precision(1)], nan_handling=nan_handling)
+        rows = cmp2.rows()
+        assert rows[0]["mean"] == math.inf and rows[0]["baseline_mean"] == fr[0].mean()
+        assert cmp2.n_queries.tolist() == [4, 4]
+        assert cmp2.report["n_undefined"] == {FirstRelevantRank().name: 0, Precision(1).name: 0}
+        assert rows[0]["p_value"] == pytest.approx(st.ttest_rel(fr[1][1:], fr[0][1:]).pvalue, abs=1e-12)
+        assert not math.isnan(rows[1]["p_value"])
+    # a NaN still propagates: AP@2 of run a is undefined on query 1
+    prop = compare(y, runs, [AP(2)], nan_handling="propagate")
+    assert math.isnan(prop.rows()[0]["p_value"]) and math.isnan(prop.rows()[0]["mean"])
+    assert not prop.rows()[0]["significant"]
 
 
 def test_lower_is_better_metrics_count_wins_the_other_way():

@@ -78,7 +78,7 @@ def in_memory(labels, run, **options):
     data = from_dataframes(labels, run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
-        return rankereval.evaluate(data, METRICS, resampling="poisson", n_bootstrap_samples=B, **options)
+        return rankereval.evaluate(data, METRICS, resampling="poisson", n_resamples=B, **options)
 
 
 def close(a, b):
@@ -123,7 +123,7 @@ def test_dataframes_equal_in_memory(client, frames, partitioning):
     assign, n = PARTITIONINGS[partitioning]
     dl, dr = partitioned(labels, run, assign, n)
     opts = dict(conf_interval=True, random_state=3, nan_handling="drop")
-    got = compute(rd.evaluate(dl, dr, METRICS, n_bootstrap_samples=B, **opts), scores=True)
+    got = compute(rd.evaluate(dl, dr, METRICS, n_resamples=B, **opts), scores=True)
     assert_same(got, in_memory(labels, run, **opts))
 
 
@@ -135,7 +135,7 @@ def test_dataframes_equal_in_memory(client, frames, partitioning):
 def test_options_equal_in_memory(client, frames, opts):
     labels, run = frames
     dl, dr = partitioned(labels, run, *PARTITIONINGS["uneven-with-empty"])
-    got = compute(rd.evaluate(dl, dr, METRICS, n_bootstrap_samples=B, **opts))
+    got = compute(rd.evaluate(dl, dr, METRICS, n_resamples=B, **opts))
     assert got.scores is None
     with pytest.raises(ValueError, match="not kept: on a cluster"):
         got["ap"]
@@ -157,7 +157,7 @@ def test_repartition_by_query_and_distributed_scores(client, frames):
         rd.evaluate(dl, dr, ["ap"])
     sl, sr = rd.repartition_by_query(dl, dr, npartitions=4)
     lazy = rd.evaluate(sl, sr, ["ap", "ndcg@10"], conf_interval=True, random_state=1,
-                       n_bootstrap_samples=B, nan_handling="drop")
+                       n_resamples=B, nan_handling="drop")
     want = in_memory(labels, run, conf_interval=True, random_state=1, nan_handling="drop")
     got = compute(lazy)
     for name in ("ap", "ndcg@10"):
@@ -191,7 +191,7 @@ def test_arrays_equal_in_memory(client):
     y_pred = rankereval.Rankings.from_ranked_indices(ranks, pad=-1)
     chunks = (7, 0, 20, 1, 22)
     for graded in (False, True):
-        opts = dict(conf_interval=True, random_state=9, nan_handling="zerofill", n_bootstrap_samples=B)
+        opts = dict(conf_interval=True, random_state=9, nan_handling="zerofill", n_resamples=B)
         if graded:
             data = rd.from_arrays(da.from_array(lab, chunks=(chunks, m)), da.from_array(ranks, chunks=(chunks, 4)),
                                   grades=da.from_array(grades, chunks=(chunks, m)))
@@ -239,7 +239,7 @@ def test_read_parquet_equals_in_memory(client, frames, tmp_path, nested):
     data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
     assert data.npartitions == 5
     opts = dict(conf_interval=True, random_state=6, nan_handling="drop")
-    lazy = rd.evaluate(data, metrics=METRICS, n_bootstrap_samples=B, **opts)
+    lazy = rd.evaluate(data, metrics=METRICS, n_resamples=B, **opts)
     got = compute(lazy, scores=True)
     # the one-task-per-partition graph (without scores) and the load -> score graph agree
     assert_same(compute(lazy), got, by_query=False)
@@ -248,7 +248,7 @@ def test_read_parquet_equals_in_memory(client, frames, tmp_path, nested):
         data_mem = from_dataframes(labels, run, tie_break="docid")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
-            want = rankereval.evaluate(data_mem, METRICS, resampling="poisson", n_bootstrap_samples=B, **opts)
+            want = rankereval.evaluate(data_mem, METRICS, resampling="poisson", n_resamples=B, **opts)
         assert_same(got, want)
     else:
         assert_same(got, in_memory(labels, run, **opts))
@@ -345,7 +345,7 @@ def test_nested_parquet_binary_labels_sorted_or_not(client, tmp_path):
     y_true = rankereval.BinaryLabels.from_positive_indices(lab)
     y_true = y_true.with_judged(y_true)
     metrics = {k: v for k, v in METRICS.items() if v.info.labels == "binary"}
-    opts = dict(conf_interval=True, random_state=3, n_bootstrap_samples=B, nan_handling="zerofill")
+    opts = dict(conf_interval=True, random_state=3, n_resamples=B, nan_handling="zerofill")
     want = rankereval.evaluate(y_true, rankereval.Rankings.from_ranked_indices(run), metrics,
                                resampling="poisson", query_ids=queries, **opts)
     lazy = {name: rd.evaluate(rd.read_parquet(tmp_path / name / "labels", tmp_path / name / "run"), metrics, **opts)
@@ -370,8 +370,8 @@ def test_bad_arguments(client, frames):
     with pytest.raises(TypeError, match="labels must be a dask DataFrame"):
         rd.evaluate(labels, run, ["ap"])
     dl, dr = partitioned(labels, run, lambda q: 0, 1)
-    with pytest.raises(ValueError, match="n_bootstrap_samples"):
-        rd.evaluate(dl, dr, ["ap"], conf_interval=True, n_bootstrap_samples=1)
+    with pytest.raises(ValueError, match="n_resamples must be"):
+        rd.evaluate(dl, dr, ["ap"], conf_interval=True, n_resamples=1)
     with pytest.raises(ValueError, match="unknown metric|not a known|valid"):
         rd.evaluate(dl, dr, ["nope@3"])
     a = da.zeros((10, 3), chunks=(5, 3), dtype=int)
@@ -406,7 +406,7 @@ def test_benchmark_data_and_in_memory_path_agree_with_read_parquet(client, tmp_p
     mem = mods["bench_dask"].in_memory(str(tmp_path), None, 100)
     data = rd.read_parquet(tmp_path / "labels", tmp_path / "run")
     assert data.npartitions == 3
-    got = rd.evaluate(data, metrics=mods["bench_dask"].METRICS, conf_interval=True, n_bootstrap_samples=100,
+    got = rd.evaluate(data, metrics=mods["bench_dask"].METRICS, conf_interval=True, n_resamples=100,
                       random_state=0).compute()
     assert got.n_rankings == mem["n_users"] == 700
     for name in got.names:
@@ -420,7 +420,7 @@ def test_worker_killed_mid_computation_does_not_change_the_result(client):
     ranks = np.argsort(rng.random((n, 50)), axis=1)[:, :k]
     lab = np.argsort(rng.random((n, 50)), axis=1)[:, :3]
     lab[rng.random(n) < 0.2] = -1
-    opts = dict(conf_interval=True, random_state=1, n_bootstrap_samples=3000, nan_handling="drop")
+    opts = dict(conf_interval=True, random_state=1, n_resamples=3000, nan_handling="drop")
     metrics = ["ndcg@5", "ap", "rr"]
     want = rankereval.evaluate(rankereval.BinaryLabels.from_positive_indices([r[r >= 0] for r in lab]),
                                rankereval.Rankings.from_ranked_indices(ranks), metrics,
@@ -447,11 +447,11 @@ def test_ir_measures_names_and_adjusted_metrics_equal_in_memory(client, frames):
     names = ["P(rel=2)@3", "AP(judged_only=True)", "nDCG(judged_only=True)@10", "AP@10", "p@3[rel=3]"]
     dl, dr = partitioned(labels, run, *PARTITIONINGS["scattered"])
     opts = dict(conf_interval=True, random_state=3, nan_handling="zerofill")
-    got = compute(rd.evaluate(dl, dr, names, n_bootstrap_samples=B, **opts), scores=True)
+    got = compute(rd.evaluate(dl, dr, names, n_resamples=B, **opts), scores=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
         want = rankereval.evaluate(from_dataframes(labels, run), names, resampling="poisson",
-                                   n_bootstrap_samples=B, **opts)
+                                   n_resamples=B, **opts)
     assert want.names == names
     assert_same(got, want)
 

@@ -45,14 +45,14 @@ def test_evaluate_equals_separate_calls_for_every_metric_and_option(level, nan_h
     y_num, r, grades = _data()
     y_bin = _binary(grades, level, y_num)
     ev = _quiet(evaluate, y_num, r, ALL, relevance_level=level, nan_handling=nan_handling,
-                conf_interval=True, n_bootstrap_samples=200, random_state=7)
+                conf_interval=True, n_resamples=200, random_state=7)
     assert ev.names == [m.name for m in ALL] and ev.metrics == ALL
     assert ev.scores.shape == (r.n_rows, len(ALL)) and not ev.scores.flags.writeable
     for j, m in enumerate(ALL):
         labels = y_num if m.info.labels == "graded" else y_bin
         np.testing.assert_array_equal(ev.scores[:, j], m.score(labels, r))
         expected = _quiet(m.mean, labels, r, nan_handling=nan_handling, conf_interval=True,
-                          n_bootstrap_samples=200, random_state=7)
+                          n_resamples=200, random_state=7)
         # evaluate's means are sums over the defined scores (the partial sums that Dask merges),
         # Metric.mean's a nanmean: the same numbers, summed in an order that differs by NumPy
         # version (a last-bit difference with NumPy 1.24)
@@ -91,13 +91,13 @@ def test_names_as_given_everywhere():
     # issue 33: a list names each column by the string the user passed (ranx keys so)
     y_num, r, _ = _data()
     given = ["map@50", "MRR@10", "nDCG@10", "P@5"]
-    ev = evaluate(y_num, r, given, nan_handling="drop", conf_interval=True, n_bootstrap_samples=50,
+    ev = evaluate(y_num, r, given, nan_handling="drop", conf_interval=True, n_resamples=50,
                   random_state=0)
     assert ev.names == given
     assert list(ev.means) == given and list(ev.conf_intervals) == given
     assert list(ev.n_used) == given and list(ev.n_undefined) == given
     canonical = evaluate(y_num, r, ["ap@50", "rr@10", "ndcg@10", "p@5"], nan_handling="drop",
-                         conf_interval=True, n_bootstrap_samples=50, random_state=0)
+                         conf_interval=True, n_resamples=50, random_state=0)
     for mine, theirs in zip(given, canonical.names):
         assert ev.mean(mine) == canonical.mean(theirs)
         assert ev.conf_intervals[mine] == canonical.conf_intervals[theirs]
@@ -138,8 +138,8 @@ def test_bad_inputs():
         evaluate(y_num, r, ["p@1"], relevance_level=0)
     with pytest.raises(ValueError, match="nan_handling must be one of"):
         evaluate(y_num, r, ["p@1"], nan_handling="ignore")
-    with pytest.raises(ValueError, match="n_bootstrap_samples"):
-        evaluate(y_num, r, ["p@1"], conf_interval=True, n_bootstrap_samples=1)
+    with pytest.raises(ValueError, match="n_resamples must be"):
+        evaluate(y_num, r, ["p@1"], conf_interval=True, n_resamples=1)
     with pytest.raises(ValueError, match="label rows"):
         evaluate(y_num, Rankings.from_ranked_indices([[1], [2]]), ["ndcg@3"])
 

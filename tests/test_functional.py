@@ -159,7 +159,7 @@ def test_exported_under_the_package():
     (lambda: ndcg_score([1, 0, 1], [0.1, 0.2, 0.3], qid=[0, 0]), ValueError, "qid has 2 rows, expected 3"),
     (lambda: ndcg_score([1, 0, 1], [0.1, np.nan, 0.3], qid=[0, 0, 0]), ValueError, r"y_score\[1\] is nan"),
     (lambda: ndcg_score([1, -1, 1], [0.1, 0.2, 0.3], qid=[0, 0, 0]), ValueError, r"y_true\[1\] = -1.0"),
-    (lambda: dcg_score([[1, 0]], [[0.1, 0.2]], log_base=10), ValueError, "log_base must be 2 or 'e'"),
+    (lambda: dcg_score([[1, 0]], [[0.1, 0.2]], log_base=10), ValueError, "log_base must be one of '2', 'e'"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], ignore_ties=1), TypeError, "ignore_ties must be True or False"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], k=0), ValueError, "k must be an integer > 0"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], sample_weight=[1, 2]), ValueError, "sample_weight has 2"),

@@ -99,7 +99,7 @@ def _results():
     runs = {name: Rankings.from_scores(rng.random((n, items)) + bias * grades)
             for name, bias in (("bm25", 0.0), ("splade & co", 0.4), (HOSTILE, 0.8))}
     ev = evaluate(y, runs["splade & co"], {"nDCG@10": "ndcg@10", HOSTILE: "p@5", "AP@100": "AP@100"},
-                  conf_interval=True, n_bootstrap_samples=200, random_state=0, nan_handling="drop")
+                  conf_interval=True, n_resamples=200, random_state=0, nan_handling="drop")
     cmp = compare(y, runs, ["nDCG@10", "P(rel=2)@5"], baseline="bm25", nan_handling="zerofill")
     return ev, cmp
 

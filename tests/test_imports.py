@@ -133,6 +133,62 @@ def _cycle_path(graph, component):
     return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(path, path[1:])) + f" -> {path[-1]}"
 
 
+#: shared-internals modules (scikit-learn's ``sklearn/utils`` is the model): any feature may
+#: import their names, private ones included. Each holds code used by several features and no
+#: feature of its own: the averaging engine, the seed derivation, the option checks and values,
+#: exact sums, threads, rendering, switches, optional imports, the metric columns, and the data
+#: layer's input checks, array conversions and flat (qid/group) layout.
+SHARED = {"_engine", "_random", "_validation", "_choices", "_exact", "_threads", "_render", "_switches",
+          "_version", "_optional", "_columns", "data._checks", "data._conversion", "data._groups"}
+#: modules that make one feature together (besides the modules of one subpackage)
+FEATURES = {"_cli_common": "cli", "_cli_compare": "cli", "cli": "cli", "__main__": "cli",
+            "_paired_sums": "compare", "compare": "compare"}
+
+
+def feature_of(module, package_dir):
+    """The feature a module belongs to: its subpackage (``io``, ``data``, ``metrics``,
+    ``dask``, ``spark``), its group in :data:`FEATURES`, else the module itself."""
+    parts = module.split(".")
+    rel = ".".join(parts[1:])
+    if rel in FEATURES:
+        return FEATURES[rel]
+    if len(parts) > 2 or (len(parts) == 2 and os.path.isdir(os.path.join(package_dir, parts[1]))):
+        return parts[1]
+    return rel
+
+
+def private_imports(package_dir):
+    """``importer:line imports module._name`` for every import of an underscore name from a
+    module of another feature that is not a shared-internals module (:data:`SHARED`;
+    compiled kernels count as shared)."""
+    modules = modules_of(package_dir)
+    top = os.path.basename(package_dir)
+    shared = {f"{top}.{m}" for m in SHARED} | {m for m, path in modules.items() if path is None}
+    found = []
+    for name, path in modules.items():
+        if path is None:
+            continue
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            if base.split(".")[0] != top or base in shared or base not in modules:
+                continue
+            if feature_of(base, package_dir) == feature_of(name, package_dir):
+                continue
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{base}.{alias.name}" not in modules:
+                    found.append(f"{name}:{node.lineno} imports {base}.{alias.name}")
+    return sorted(found)
+
+
 PACKAGE_DIR = os.path.dirname(rankereval.__file__)
 
 
@@ -149,6 +205,12 @@ def test_the_reader_sees_every_module():
 
 def test_no_module_imports_a_package_that_contains_it():
     assert upward_imports(import_graph(PACKAGE_DIR)) == []
+
+
+def test_no_feature_imports_another_features_private_names():
+    """Feature modules import shared internals and each other's public names, never each
+    other's private helpers: what two features share lives in a shared-internals module."""
+    assert private_imports(PACKAGE_DIR) == []
 
 
 def test_no_import_cycles():
@@ -182,6 +244,22 @@ def test_the_checks_find_a_lazy_cycle_and_an_upward_import(tmp_path):
     assert cycles(graph) == [["pkg.high", "pkg.low"]]
     assert "pkg.high" in _cycle_path(graph, ["pkg.high", "pkg.low"])
     assert upward_imports(graph) == ["pkg.sub.leaf:2 -> pkg.sub", "pkg.up:1 -> pkg"]
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/_engine.py": "def _shared():\n    pass\n",
+        "pkg/feature.py": "def _helper():\n    pass\n",
+        "pkg/other.py": ("from pkg.feature import _helper, public\nfrom pkg._engine import _shared\n"
+                         "from pkg.sub._a import _b\n"),
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/_a.py": "def _b():\n    pass\n",
+        "pkg/sub/_c.py": "from ._a import _b\nfrom pkg.feature import _helper\n",
+    })
+    assert private_imports(str(tmp_path / "pkg")) == [
+        "pkg.other:1 imports pkg.feature._helper", "pkg.other:3 imports pkg.sub._a._b",
+        "pkg.sub._c:2 imports pkg.feature._helper"]
 
 
 

@@ -274,7 +274,7 @@ def test_gmap_mean_bootstrap_evaluate_and_compare():
     assert ev.means["ap"] == pytest.approx((1 + 1 / 3) / 4, rel=1e-12)
     # the Poisson bootstrap sums the floored logs (the partial sums rankereval.dask merges)
     ev = evaluate(y, r, [GMAP()], nan_handling="zerofill", conf_interval=True, resampling="poisson",
-                  random_state=0, n_bootstrap_samples=200)
+                  random_state=0, n_resamples=200)
     low, high = ev.conf_intervals["gmap"]
     assert ev.means["gmap"] == pytest.approx(want, rel=1e-12) and 1e-5 - 1e-20 <= low <= high <= 1
     cmp = rankereval.compare(y, {"a": r, "b": _rankings([[0], [1], [5], [0]])}, ["gmap"], baseline="b",

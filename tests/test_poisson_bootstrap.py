@@ -18,7 +18,7 @@ import rankereval
 from rankereval import AP, NDCG, BinaryLabels, Precision, Rankings, ReciprocalRank
 from rankereval import _bootstrap
 from rankereval._exact import poisson_sums
-from rankereval._evaluation import _merge_partials, _partials
+from rankereval._engine import merge_partials as _merge_partials, partials as _partials
 from rankereval.bootstrap import _seed, bootstrap_mean, query_key_hashes
 
 M64 = (1 << 64) - 1
@@ -219,8 +219,11 @@ def test_resampling_is_checked():
     y_pred = Rankings.from_ranked_indices([[0, 1], [0, 1]])
     with pytest.raises(ValueError, match="resampling"):
         Precision(1).mean(y_true, y_pred, conf_interval=True, resampling="Poison")
-    with pytest.raises(ValueError, match="percentile intervals only"):
-        rankereval.evaluate(y_true, y_pred, ["p@1"], conf_interval=True, resampling="poisson", method="bca")
+    # issue 42: evaluate gives the Poisson BCa interval Metric.mean gives (it was refused)
+    ev = rankereval.evaluate(y_true, y_pred, ["p@1"], conf_interval=True, resampling="poisson", method="BCa",
+                             random_state=1)
+    assert ev.conf_intervals["p@1"] == Precision(1).mean(y_true, y_pred, conf_interval=True, resampling="poisson",
+                                                         method="bca", random_state=1)["conf_interval"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -241,7 +244,7 @@ def test_metric_and_evaluate_give_the_same_poisson_intervals(data, nan_handling)
     y_true, y_pred = data
     metrics = [NDCG(5), AP(), ReciprocalRank(10), Precision(3)]
     kwargs = dict(nan_handling=nan_handling, conf_interval=True, random_state=4, resampling="poisson",
-                  n_bootstrap_samples=300)
+                  n_resamples=300)
     if nan_handling == "propagate":  # rows without relevant items: the means are undefined
         with pytest.warns(rankereval.UndefinedMetricWarning, match="is undefined"):
             ev = rankereval.evaluate(y_true, y_pred, metrics, **kwargs)
@@ -251,7 +254,7 @@ def test_metric_and_evaluate_give_the_same_poisson_intervals(data, nan_handling)
         if nan_handling == "propagate" and np.isnan(m.score(y_true, y_pred)).any():
             with pytest.warns(rankereval.UndefinedMetricWarning):
                 res = m.mean(y_true, y_pred, nan_handling, conf_interval=True, random_state=4,
-                             resampling="poisson", n_bootstrap_samples=300)
+                             resampling="poisson", n_resamples=300)
             assert all(math.isnan(v) for v in res["conf_interval"] + ev.conf_intervals[m.name])
             continue
         res = m.bootstrap(y_true, y_pred, nan_handling, n_resamples=300, random_state=4,

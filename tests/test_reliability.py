@@ -281,7 +281,7 @@ def _workload(seed, big=True):
         "scores-sparse": lambda: Rankings.from_scores(sparse_scores, invalid_items=pos),
         "duplicates": lambda: fz.run(Rankings.from_ranked_indices, np.tile(ranked[:, :1], (1, 3))).exc.args,
         "bootstrap": lambda: Precision(5).mean(y_bin, r, nan_handling="drop", conf_interval=True,
-                                               n_bootstrap_samples=200, random_state=seed),
+                                               n_resamples=200, random_state=seed),
     }
     for i, m in enumerate(ALL_METRICS):
         tasks[f"score-{i}"] = (lambda m=m: m.score(y_num if m.info.labels == "graded" else y_bin, r))

@@ -88,7 +88,7 @@ def in_memory(labels, run, metrics=METRICS, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
         return rankereval.evaluate(from_dataframes(labels, run), metrics, resampling="poisson",
-                                   n_bootstrap_samples=B, **options)
+                                   n_resamples=B, **options)
 
 
 def on_spark(*args, **options):
@@ -96,7 +96,7 @@ def on_spark(*args, **options):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
-        return rs.evaluate(*args, n_bootstrap_samples=B, **options)
+        return rs.evaluate(*args, n_resamples=B, **options)
 
 
 def close(a, b):
@@ -340,7 +340,7 @@ def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
     _, mean, sd, p, low, high = _paired_sums.summarise(total, test, "two-sided", 0.05, B)
     want = _finish(names, objs, list(runs), "a", [(1, 0), (2, 0)], test, "holm", 0.05, B, "two-sided", "drop",
                    ci_b, np.zeros(len(names), bool), np.array([n == "gmap" for n in names]),
-                   total["score_sums"] / total["counts"][:, None], total["counts"], mean, sd, low, high, p,
+                   total["score_sums"].to_float() / total["counts"][:, None], total["counts"], mean, sd, low, high, p,
                    (total["better"], total["worse"], total["ties"]), None, None, None, {})
     assert_same_comparison(got, want)
 

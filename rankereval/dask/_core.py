@@ -14,11 +14,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.dask needs Dask: pip install 'rankereval[dask]' "
                       "(dask[array,dataframe] and distributed)") from exc
 
-from rankereval._evaluation import (
-    Evaluation, _geometric, _merge_partials, _metric_columns, _partials, _score_columns, _summarise)
+from rankereval import _engine
+from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval._engine import partials as _partials, summarise as _summarise
+from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval._columns import score_columns as _score_columns
+from rankereval._evaluation import Evaluation
 from rankereval._stack import user_stacklevel
-from rankereval._validation import check_flag, check_nan_handling
-from rankereval.bootstrap import _seed, _validate, id_kind, query_key_hashes
+from rankereval._validation import check_flag
+from rankereval.bootstrap import id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
 from rankereval.io._arrow import RepeatedQueryError, list_column, nested_queries, one_array
 
@@ -559,7 +563,8 @@ def _tree(parts, check_split, split_every=SPLIT_EVERY):
 # ------------------------------------------------------------------------------------------
 
 def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None, ties=None):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             n_bootstrap_samples=None, ties=None):
     """Evaluate partitioned rankings on a Dask cluster; lazy until ``.compute()``.
 
     The counterpart of :func:`rankereval.evaluate` with ``resampling='poisson'``: the same
@@ -580,7 +585,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     run : dask.dataframe.DataFrame, dask.array.Array or None
     metrics : list or dict
         As in :func:`rankereval.evaluate`.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     random_state : None, int or numpy.random.Generator
         Seed of the Poisson bootstrap. With an int, ``rankereval.evaluate(...,
@@ -617,22 +622,18 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(labels, run, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
-    check_nan_handling(nan_handling)
-    conf_interval = check_flag(conf_interval, "conf_interval")
-    n_boot, conf, _ = _validate(n_bootstrap_samples, confidence, "percentile",
-                                n_name="n_bootstrap_samples", conf_name="confidence")
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
+    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": n_name},
+                           merged=True)
+    nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
+    n_boot, conf = opts.n_resamples, opts.confidence
     if any(m.info.labels == "binary" for _, m in columns):
-        from rankereval._evaluation import _check_relevance_level
-
-        _check_relevance_level(relevance_level)
-    seed = 0
-    if conf_interval:
-        from rankereval.bootstrap import _rng
-
-        if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
-            # as rankereval.evaluate: one int from None or a Generator, then the seed from it
-            random_state = int(_rng(random_state).integers(0, 2**63 - 1))
-        seed = _seed(random_state)
+        check_relevance_level(relevance_level)
+    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
+    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     from rankereval.metrics._ties import check_ties
 
     score_options = (columns, relevance_level) if check_ties(ties) is None else (columns, relevance_level, ties)
@@ -690,7 +691,7 @@ class DaskEvaluation:
         """The merged partial sums as a Dask Delayed (advanced use: a dict of arrays).
 
         ``n``; per column ``n_used``, ``n_undefined``, ``sum``, ``min``, ``max``; with
-        intervals ``sums`` and ``weights`` of shape ``(n_columns, n_bootstrap_samples)``.
+        intervals ``sums`` and ``weights`` of shape ``(n_columns, n_resamples)``.
         Every entry adds up over disjoint sets of queries (``min``/``max`` combine), which
         is how partitions merge, and how paired statistics (differences of two runs per
         query, their squares, sign-flip sums) would merge, keyed by the same query hashes.

@@ -566,3 +566,7 @@ def _apply_filters(ranks, lengths, valid_items, invalid_items):
         w = int(out_len.max()) if n else 0
         ranks, lengths = np.ascontiguousarray(out[:, :w]), out_len
     return ranks, lengths
+
+
+#: the rankings' filters, applied by the metrics of judged items only (metrics._adjusted)
+apply_filters = _apply_filters

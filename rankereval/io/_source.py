@@ -40,13 +40,9 @@ def _forced_parser(name):
 
 
 def _pandas():
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "rankereval.io needs pandas: pip install 'rankereval[io]' (or pip install pandas)"
-        ) from exc
-    return pd
+    from rankereval._optional import require
+
+    return require("pandas", "io", "rankereval.io")
 
 
 def _pyarrow():

@@ -366,3 +366,7 @@ def _integer_column(df, col, where):
         i = int(np.argmax(bad))
         raise where(i, f"rank in column {col!r} must be an integer, got {v[i]}")
     return v.astype(np.int64)
+
+
+#: the reader of the command line's output options (rankereval.cli)
+read_trec_for_printing = _read_trec_for_printing

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
-from rankereval.data._rankings import _apply_filters
+from rankereval.data._rankings import apply_filters as _apply_filters
 from rankereval.metrics._base import Metric, _score_many
 
 __all__ = ["Adjusted", "threshold_labels"]

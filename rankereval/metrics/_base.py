@@ -7,7 +7,6 @@ labels :mod:`rankereval.io` and :func:`rankereval.evaluate` hand it, the warning
 undefined values and the parametrisation of the generic tests.
 """
 import contextvars
-import math
 import inspect
 import itertools
 import warnings
@@ -32,7 +31,7 @@ _LABELS = ("binary", "graded", "none")
 _AGGREGATES = ("mean", "geometric")
 
 #: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
-GEOMETRIC_FLOOR = 1e-5
+from rankereval._choices import GEOMETRIC_FLOOR  # noqa: E402,F401  (the floor of geometric means)
 
 _NO_VALUES = np.empty(0)
 
@@ -383,6 +382,8 @@ class Metric:
         method="percentile",
         resampling="multinomial",
         *,
+        n_resamples=None,
+        confidence_level=None,
         ties=None,
     ):
         """Mean score over all rankings after handling NaN values.
@@ -414,6 +415,10 @@ class Metric:
             The classical bootstrap, or the Poisson bootstrap keyed by ranking position
             (row ``i`` has key ``i``), whose intervals :mod:`rankereval.dask` reproduces on
             a cluster; see :func:`rankereval.bootstrap.bootstrap_mean`.
+        n_resamples, confidence_level : optional, keyword-only
+            The package's and scipy's words for ``n_bootstrap_samples`` and ``confidence``
+            (:doc:`/guide/vocabulary`); either spelling may be used, not both with
+            different values. Option strings are matched case-insensitively.
         ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
             How the scores of rankings with recorded ties are computed, as in :meth:`score`.
 
@@ -448,16 +453,21 @@ class Metric:
         >>> Precision(2).mean(y_true, y_pred, conf_interval=True, random_state=0)
         {'score': 0.75, 'conf_interval': (0.5, 1.0)}
         """
-        from rankereval.bootstrap import _validate
+        from rankereval import _engine
 
-        n, conf, method = _validate(n_bootstrap_samples, confidence, method,
-                                    n_name="n_bootstrap_samples", conf_name="confidence")
-        raw = self.score(y_true, y_pred, ties=ties)
-        scores = self._handle_nan(raw, nan_handling)
-        if not conf_interval:
-            return _aggregate(self.info, scores)
-        result = _bootstrap_scores(scores, n, conf, method, random_state, resampling,
-                                   _row_keys(raw, nan_handling), self.info)
+        if n_resamples is not None:
+            n_bootstrap_samples = _same_option(n_bootstrap_samples, 1000, n_resamples,
+                                               "n_bootstrap_samples", "n_resamples")
+        if confidence_level is not None:
+            confidence = _same_option(confidence, 0.95, confidence_level, "confidence", "confidence_level")
+        opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                               n_resamples=n_bootstrap_samples, confidence=confidence, method=method,
+                               resampling=resampling, random_state=random_state,
+                               names={"n_resamples": "n_bootstrap_samples"})
+        scores, rows = self._policy(self.score(y_true, y_pred, ties=ties), opts.nan_handling)
+        if not opts.conf_interval:
+            return _engine.aggregate(self.info, scores)
+        result = _engine.interval(scores, opts, rows, self.info)
         return {"score": result.mean, "conf_interval": result.confidence_interval}
 
     def bootstrap(
@@ -494,31 +504,32 @@ class Metric:
         >>> res.bootstrap_distribution.shape
         (1000,)
         """
-        from rankereval.bootstrap import _validate
+        from rankereval import _engine
 
-        n, conf, method = _validate(n_resamples, confidence_level, method)
-        raw = self.score(y_true, y_pred, ties=ties)
-        scores = self._handle_nan(raw, nan_handling)
-        return _bootstrap_scores(scores, n, conf, method, random_state, resampling,
-                                 _row_keys(raw, nan_handling), self.info)
+        opts = _engine.options(nan_handling=nan_handling, conf_interval=True, n_resamples=n_resamples,
+                               confidence=confidence_level, method=method, resampling=resampling,
+                               random_state=random_state, names={"confidence": "confidence_level"})
+        scores, rows = self._policy(self.score(y_true, y_pred, ties=ties), opts.nan_handling)
+        return _engine.interval(scores, opts, rows, self.info)
+
+    def _policy(self, raw, nan_handling):
+        """The engine's NaN policy on ``raw`` scores: ``(scores, rows kept or None)``.
+        ``'propagate'`` warns about NaN; ``'drop'`` warns when it leaves nothing (a NaN mean).
+        Warnings point at the user's line."""
+        from rankereval._engine import apply_nan_policy
+
+        scores, rows, n_nan = apply_nan_policy(raw, nan_handling)
+        if n_nan and nan_handling == "propagate":
+            warnings.warn(self._undefined_message(n_nan, raw.size), UndefinedMetricWarning,
+                          stacklevel=user_stacklevel())
+        elif nan_handling == "drop" and raw.size and not scores.size:
+            warnings.warn(self._all_undefined_message(raw.size), UndefinedMetricWarning,
+                          stacklevel=user_stacklevel())
+        return scores, rows
 
     def _handle_nan(self, scores, nan_handling):
-        """Scores after the NaN policy ('propagate' keeps them, and warns about them; 'drop'
-        warns when it leaves nothing, a NaN mean). Warnings point at the user's line."""
-        check_nan_handling(nan_handling)
-        if nan_handling == "drop":
-            kept = scores[~np.isnan(scores)]
-            if scores.size and not kept.size:
-                warnings.warn(self._all_undefined_message(scores.size), UndefinedMetricWarning,
-                              stacklevel=user_stacklevel())
-            return kept
-        if nan_handling == "zerofill":
-            return np.where(np.isnan(scores), 0.0, scores)
-        n_nan = int(np.count_nonzero(np.isnan(scores)))
-        if n_nan:
-            warnings.warn(self._undefined_message(n_nan, scores.size), UndefinedMetricWarning,
-                          stacklevel=user_stacklevel())
-        return scores
+        """Scores after the NaN policy ('propagate' keeps them, and warns about them)."""
+        return self._policy(scores, check_nan_handling(nan_handling))[0]
 
     def _all_undefined_message(self, n, label=None):
         """The warning of nan_handling='drop' when every one of ``n`` rankings is undefined."""
@@ -652,59 +663,23 @@ def _score_many(metrics, y_true, y_pred):
 _PROFILE_SCORER = [None]
 
 
+def _same_option(old, default, new, old_name, new_name):
+    """The value of an option given under either of two names (``Metric.mean`` takes the
+    reference's word and the package's); TypeError for two different values."""
+    if old != default and old != new:
+        raise TypeError(f"mean() got {old_name}={old!r} and {new_name}={new!r}: give one of them")
+    return new
+
+
 def _restore_metric(cls, params):
     return cls(**params)
 
 
 def _aggregate(info, scores):
-    """The mean of ``scores`` as the metric's registry entry says (NaN for no scores): the
-    arithmetic mean, or the geometric mean of the scores floored at ``GEOMETRIC_FLOOR``; the
-    sums are exact, rounded once (:func:`rankereval._exact.exact_mean`)."""
-    from rankereval._exact import exact_mean
+    """The mean of ``scores`` as the registry entry says (:func:`rankereval._engine.aggregate`)."""
+    from rankereval._engine import aggregate
 
-    if info is not None and info.aggregate == "geometric":
-        return _from_log_mean(info, exact_mean(_floored_log(scores)))
-    return exact_mean(scores)
-
-
-def _from_log_mean(info, mean):
-    """A mean as the registry entry says from the mean of the summed values: ``exp`` of it
-    for a geometric mean (whose sums are of floored logs), else itself. Every mean goes
-    through :func:`rankereval._exact.exact_mean` or the same exact sums merged, then here:
-    in one block or merged from many, the same bits."""
-    return math.exp(mean) if info is not None and info.aggregate == "geometric" else mean
-
-
-def _floored_log(scores):
-    """log(max(score, GEOMETRIC_FLOOR)), NaN kept."""
-    with np.errstate(invalid="ignore"):
-        return np.log(np.maximum(scores, GEOMETRIC_FLOOR)) if scores.size else scores
-
-
-def _row_keys(raw_scores, nan_handling):
-    """Poisson bootstrap keys of the scores left by ``nan_handling``: their row numbers
-    (None: all rows, ``0 .. n - 1``)."""
-    return np.flatnonzero(~np.isnan(raw_scores)) if nan_handling == "drop" else None
-
-
-def _bootstrap_scores(scores, n_resamples, confidence_level, method, random_state,
-                      resampling="multinomial", keys=None, info=None):
-    """Bootstrap result of the mean of ``scores`` (NaN scores: the undefined result).
-
-    ``keys``: the Poisson bootstrap's key of each score (None: positions). For a geometric
-    mean (``info.aggregate``), the logs are resampled and the result mapped back with exp:
-    the mean, the distribution and the interval (percentile and BCa intervals follow a
-    monotone map), with the standard error of the mapped distribution."""
-    from rankereval.bootstrap import BootstrapResult, _check_resampling, bootstrap_mean
-
-    resampling = _check_resampling(resampling)
-    if np.isnan(scores).any():  # 'propagate' with NaN scores
-        return BootstrapResult.undefined(n_resamples, confidence_level, method)
-    geometric = info is not None and info.aggregate == "geometric"
-    result = bootstrap_mean(_floored_log(scores) if geometric else scores, n_resamples=n_resamples,
-                            confidence_level=confidence_level, method=method, random_state=random_state,
-                            resampling=resampling, keys=keys if resampling == "poisson" else None)
-    return result._exp() if geometric else result
+    return aggregate(info, scores)
 
 
 def _normalise_name(text):
@@ -738,3 +713,6 @@ def labels_for(metric, binary_labels, numeric_labels):
     """The labels ``metric`` reads: graded values where it uses them, else the binary ones."""
     return numeric_labels if metric.info.labels == "graded" and numeric_labels is not None else binary_labels
 
+
+#: the names other features use (shared with evaluate's columns and the command line)
+score_many, registered = _score_many, _registered

@@ -4,7 +4,7 @@ import numpy as np
 import rankereval._kernels as _kernels
 from rankereval._choices import DCG_GAINS, DCG_LOG_BASES
 from rankereval._threads import effective_n_threads
-from rankereval._validation import check_choice, check_flag, check_k
+from rankereval._validation import check_choice, check_flag, check_k, check_log_base
 from rankereval.data import BinaryLabels
 from rankereval.metrics._base import Metric, MetricInfo, RealParam
 
@@ -79,7 +79,7 @@ class DCG(Metric):
     def __init__(self, k=None, relevance_scaling="identity", log_base="e"):
         self.k = check_k(k, allow_none=True)
         self.relevance_scaling = check_choice(relevance_scaling, tuple(_SCALINGS), "relevance_scaling")
-        self.log_base = check_choice(log_base, tuple(_LOG_BASES), "log_base")
+        self.log_base = check_log_base(log_base)
 
     def _discounts(self, n):
         """1 / log_b(i + 1) for ranks i = 1 .. n."""

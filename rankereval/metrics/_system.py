@@ -104,9 +104,12 @@ class SystemMetric:
         so memory stays O(n_rankings + n_items + n_resamples).
         """
         import rankereval._bootstrap as _bootstrap
-        from rankereval.bootstrap import BootstrapResult, _interval, _seed, _validate
+        from rankereval._random import stream_key
+        from rankereval._validation import check_confidence, check_n_resamples
+        from rankereval.bootstrap import BootstrapResult, percentile_interval
 
-        n_resamples, confidence_level, _ = _validate(n_resamples, confidence_level, "percentile")
+        n_resamples = check_n_resamples(n_resamples)
+        confidence_level = check_confidence(confidence_level, "confidence_level")
         self._check(y_pred)
         n = y_pred.n_rows
         value = self._statistic(self._exposure(y_pred), n)
@@ -114,14 +117,14 @@ class SystemMetric:
             return BootstrapResult.undefined(n_resamples, confidence_level)
         # resample b draws the rankings from the engine's stream (seed, b), as every bootstrap
         # of the package does: reproducible for a seed, whatever the number of threads
-        seed = _seed(random_state)
+        seed = stream_key(random_state)
         dist = np.empty(n_resamples)
         for b in range(n_resamples):
             weights = np.bincount(_bootstrap.bounded_samples(n, n, seed, b), minlength=n).astype(np.float64)
             dist[b] = self._statistic(self._exposure(y_pred, weights), n)
         dist.setflags(write=False)
         alpha = 1.0 - confidence_level
-        (low, high), se = _interval(dist, [alpha / 2, 1 - alpha / 2])
+        (low, high), se = percentile_interval(dist, [alpha / 2, 1 - alpha / 2])
         return BootstrapResult(value, (low, high), dist, float(se), "percentile", confidence_level, n_resamples)
 
 

@@ -7,6 +7,7 @@ readers' ``ties="keep"``); the kernels are in :mod:`rankereval._ties`.
 import numpy as np
 
 import rankereval._ties as _tk
+from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads
 from rankereval.data import BinaryLabels, Rankings
 
@@ -214,5 +215,5 @@ def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, me
                 f"ties inside the cutoff of {len(wide)} metrics could change their means (the rankings hold "
                 f"{report.tied_positions} tied positions):\n  " + "\n  ".join(wide) + "\nPass ties='expected' "
                 "for the mean over every order of the tied scores (or 'optimistic'/'pessimistic' for the "
-                "bounds).", TiedScoresWarning, stacklevel=3)
+                "bounds).", TiedScoresWarning, stacklevel=user_stacklevel())
     return report

@@ -12,12 +12,15 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.spark needs PySpark: pip install 'rankereval[spark]'") from exc
 
-from rankereval._evaluation import (
-    Evaluation, _check_relevance_level, _geometric, _merge_partials, _metric_columns, _partials,
-    _score_columns, _summarise)
+from rankereval import _engine
+from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval._engine import partials as _partials, summarise as _summarise
+from rankereval._columns import check_relevance_level as _check_relevance_level
+from rankereval._columns import metric_columns as _metric_columns, score_columns as _score_columns
+from rankereval._evaluation import Evaluation
 from rankereval._stack import user_stacklevel
-from rankereval._validation import check_flag, check_nan_handling
-from rankereval.bootstrap import _rng, _seed, _validate, query_key_hashes
+from rankereval._validation import check_flag
+from rankereval.bootstrap import query_key_hashes
 from rankereval.io._trec import order_columns
 
 __all__ = ["evaluate", "compare", "SparkInputError"]
@@ -379,8 +382,9 @@ def _scores_task(batches, spec, names):
 
 def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", grade_col="label",
              score_col=None, rank_col=None, relevance_level=1, nan_handling="propagate",
-             conf_interval=False, n_bootstrap_samples=1000, confidence=0.95, random_state=None,
-             tie_break="trec_eval", npartitions=None, return_scores=False, ties=None):
+             conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
+             tie_break="trec_eval", npartitions=None, return_scores=False, n_bootstrap_samples=None,
+             ties=None):
     """Evaluate a run held in Spark DataFrames; the same :class:`~rankereval.Evaluation` as
     :func:`rankereval.evaluate`.
 
@@ -411,7 +415,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     score_col, rank_col : str or None
         Long layout: one of them (higher score / lower rank is better); both None: ``'score'``
         if run_df has it, else ``'rank'``.
-    relevance_level, nan_handling, conf_interval, n_bootstrap_samples, confidence
+    relevance_level, nan_handling, conf_interval, n_resamples, confidence
         As in :func:`rankereval.evaluate`.
     random_state : None, int or numpy.random.Generator
         Seed of the Poisson bootstrap; with an int, the intervals are those of
@@ -446,23 +450,23 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     from rankereval.metrics._ties import check_ties
 
     columns = _metric_columns(metrics)
-    check_nan_handling(nan_handling)
+    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
+                                          "n_bootstrap_samples", 1000, "evaluate")
+    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
+                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
+                           random_state=random_state, names={"n_resamples": n_name},
+                           merged=True)
+    nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
+    n_boot, conf = opts.n_resamples, opts.confidence
     ties = check_ties(ties)
-    conf_interval = check_flag(conf_interval, "conf_interval")
     return_scores = check_flag(return_scores, "return_scores")
-    n_boot, conf, _ = _validate(n_bootstrap_samples, confidence, "percentile",
-                                n_name="n_bootstrap_samples", conf_name="confidence")
     if any(m.info.labels == "binary" for _, m in columns):
         _check_relevance_level(relevance_level)
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
-    seed = 0
-    if conf_interval:
-        if not isinstance(random_state, (int, np.integer)) or isinstance(random_state, bool):
-            # as rankereval.evaluate: one int from None or a Generator, then the seed from it
-            random_state = int(_rng(random_state).integers(0, 2**63 - 1))
-        seed = _seed(random_state)
+    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
+    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     union, spec = _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
     if ties is not None:
         if spec["nested"]:
@@ -607,7 +611,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     """
     from rankereval import _paired_sums
     from rankereval._validation import check_real
-    from rankereval.compare import CI_RESAMPLES, _check_arguments, _finish, _resolve_metrics
+    from rankereval._paired_sums import check_arguments as _check_arguments, finish as _finish
+    from rankereval._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
+    from rankereval.compare import CI_RESAMPLES
 
     if test == "tukey":
         raise ValueError("test='tukey' is not available on Spark: its statistic (the largest difference of "
@@ -628,7 +634,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
-    rng = _rng(random_state)
+    rng = _engine.rng(random_state)
     seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
     ci_resamples = 0 if test == "t" else (n_resamples if test == "bootstrap" else min(n_resamples, CI_RESAMPLES))
 
@@ -663,8 +669,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
                          f"every run; e.g. {detail}); pass queries='intersection' to compare the common "
                          "queries")
     counts = total["counts"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts[:, None] > 0, total["score_sums"] / np.maximum(counts, 1)[:, None], np.nan)
+    means = _run_means(total["score_sums"].to_float(), counts)
     propagated = (total["undefined"] > 0) if nan_handling == "propagate" else np.zeros(len(columns), bool)
     _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples)
     n_pairs = len(run_names) - 1 if baseline is not None else len(run_names) * (len(run_names) - 1) // 2
