@@ -155,7 +155,7 @@ def one_call(scores, train, labels, args):
     from rankereval import Rankings, evaluate
 
     y_pred = Rankings.from_scores(scores, k=K, invalid_items=train)
-    return evaluate(labels, y_pred, METRICS, conf_interval=True, n_bootstrap_samples=args.boot,
+    return evaluate(labels, y_pred, METRICS, conf_interval=True, n_resamples=args.boot,
                     resampling="poisson", random_state=0, query_ids=np.arange(scores.shape[0]))
 
 
@@ -166,7 +166,7 @@ def accumulate(scores, train, labels, args, n_batches=None):
     blocks = [(a, min(a + b, n)) for a in range(0, n, b)]
     n_batches = len(blocks) if n_batches is None else n_batches
     acc = Accumulator(METRICS, invalid_items=None if n_batches > len(blocks) else train, conf_interval=True,
-                      n_bootstrap_samples=args.boot, random_state=0)
+                      n_resamples=args.boot, random_state=0)
     for i in range(n_batches):
         a, z = blocks[i % len(blocks)]
         ids = np.arange(a, z) + (i // len(blocks)) * n      # new ids when the rows come again

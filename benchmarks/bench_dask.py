@@ -79,7 +79,7 @@ def in_memory(data, n_files, n_boot):
             sp.csr_matrix((np.ones(litems.shape[0]), litems, loff), shape=(n, n_items)))
         t_convert = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ev = rankereval.evaluate(y_true, y_pred, METRICS, conf_interval=True, n_bootstrap_samples=n_boot,
+        ev = rankereval.evaluate(y_true, y_pred, METRICS, conf_interval=True, n_resamples=n_boot,
                                  random_state=0, resampling="poisson", query_ids=rq)
         t_eval = time.perf_counter() - t0
         cpu = time.process_time() - cpu0
@@ -157,7 +157,7 @@ def on_cluster(data, n_files, n_boot, memory_limit, io_only=False):
             else:
                 root = data
             parts = rd.read_parquet(os.path.join(root, "labels"), os.path.join(root, "run"))
-            ev = rd.evaluate(parts, metrics=METRICS, conf_interval=True, n_bootstrap_samples=n_boot,
+            ev = rd.evaluate(parts, metrics=METRICS, conf_interval=True, n_resamples=n_boot,
                              random_state=0).compute()
             out = {"n_users": ev.n_rankings, "means": ev.means,
                    "conf_intervals": {c: list(v) for c, v in ev.conf_intervals.items()}}

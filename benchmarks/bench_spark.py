@@ -6,7 +6,7 @@ int64, ``item`` list<int32>, ranked / relevant items), the first ``--files`` fil
 (``spark.read.parquet(labels)``, ``spark.read.parquet(run)``) on a ``local[2]`` session:
 
 * **rankereval**: ``rankereval.spark.evaluate(labels, run, ["ndcg@10", "recall@100",
-  "ap@100"], grade_col=None, conf_interval=True, n_bootstrap_samples=B)`` -- means and
+  "ap@100"], grade_col=None, conf_interval=True, n_resamples=B)`` -- means and
   Poisson intervals (one shuffle by query, one ``mapInArrow`` task per partition);
 * **MLlib RankingMetrics**: the two frames joined on ``query``, as an RDD of
   ``(predicted items, relevant items)``, ``RankingMetrics(rdd)`` and ``ndcgAt(10)``,
@@ -129,7 +129,7 @@ def timed(spark, fn):
 def run_rankereval(labels, run, n_boot, npartitions):
     import rankereval.spark as rs
 
-    ev = rs.evaluate(labels, run, METRICS, grade_col=None, conf_interval=True, n_bootstrap_samples=n_boot,
+    ev = rs.evaluate(labels, run, METRICS, grade_col=None, conf_interval=True, n_resamples=n_boot,
                      random_state=0, npartitions=npartitions)
     return {"n_users": ev.n_rankings, "means": ev.means,
             "conf_intervals": {k: list(v) for k, v in ev.conf_intervals.items()}}

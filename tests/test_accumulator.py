@@ -424,7 +424,7 @@ def test_merges_with_empty_accumulators_in_any_order_keep_scores(conf, with_ids)
     ids = np.arange(100, 130) if with_ids else None
 
     def make():
-        return Accumulator(METRICS, keep_scores=True, conf_interval=conf, n_bootstrap_samples=32, random_state=3,
+        return Accumulator(METRICS, keep_scores=True, conf_interval=conf, n_resamples=32, random_state=3,
                            nan_handling="drop")
 
     used = make()
@@ -472,7 +472,7 @@ def _load(make, state):
 
 @pytest.mark.parametrize("keep_scores", [False, True])
 def test_load_state_dict_names_a_missing_or_wrong_entry(keep_scores):
-    acc = Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+    acc = Accumulator(["p@3", "map"], conf_interval=True, n_resamples=16, random_state=1,
                       keep_scores=keep_scores)
     scores, labels = data(12, n=8)
     run(acc, scores, labels, [0, 8], np.arange(8))
@@ -483,9 +483,9 @@ def test_load_state_dict_names_a_missing_or_wrong_entry(keep_scores):
         if key in ("seen", "query_ids"):  # optional: the rows have no ids / are not checked
             continue
         with pytest.raises(ValueError, match=f"state: entries \\['{key}'\\] are missing"):
-            Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+            Accumulator(["p@3", "map"], conf_interval=True, n_resamples=16, random_state=1,
                         keep_scores=keep_scores).load_state_dict(broken)
-    fresh = Accumulator(["p@3", "map"], conf_interval=True, n_bootstrap_samples=16, random_state=1,
+    fresh = Accumulator(["p@3", "map"], conf_interval=True, n_resamples=16, random_state=1,
                         keep_scores=keep_scores)
     for key, value, match in [("n_used", np.zeros(3), "'n_used' has shape"), ("weights", np.zeros(2), "'weights'"),
                               ("min", "x", "state"), ("id_kind", np.array(["float"]), "'id_kind'")]:

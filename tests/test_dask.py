@@ -467,11 +467,11 @@ def test_ties_kept_equal_in_memory(client, frames):
     metrics = {name: m for name, m in METRICS.items() if refusal(m) is None}
     data = rd.from_dataframes(dl, dr, ties="keep")
     got = compute(rd.evaluate(data, metrics, conf_interval=True, random_state=4, nan_handling="drop",
-                              n_bootstrap_samples=B, ties="expected"), scores=True)
+                              n_resamples=B, ties="expected"), scores=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
         want = rankereval.evaluate(from_dataframes(labels, run, ties="keep"), metrics, resampling="poisson",
-                                   n_bootstrap_samples=B, conf_interval=True, random_state=4, nan_handling="drop",
+                                   n_resamples=B, conf_interval=True, random_state=4, nan_handling="drop",
                                    ties="expected")
     assert_same(got, want)
     assert want.tie_report.tied_positions > 0

@@ -139,10 +139,10 @@ def _cycle_path(graph, component):
 #: exact sums, threads, rendering, switches, optional imports, the metric columns, and the data
 #: layer's input checks, array conversions and flat (qid/group) layout.
 SHARED = {"_engine", "_random", "_validation", "_choices", "_exact", "_threads", "_render", "_switches",
-          "_version", "_optional", "_columns", "data._checks", "data._conversion", "data._groups"}
+          "_version", "_optional", "_columns", "_stack", "data._checks", "data._conversion", "data._groups"}
 #: modules that make one feature together (besides the modules of one subpackage)
-FEATURES = {"_cli_common": "cli", "_cli_compare": "cli", "cli": "cli", "__main__": "cli",
-            "_paired_sums": "compare", "compare": "compare"}
+FEATURES = {"_cli_common": "cli", "_cli_compare": "cli", "_cli_agreement": "cli", "cli": "cli", "__main__": "cli",
+            "_paired_sums": "compare", "compare": "compare", "_leaderboard": "compare", "_seeds": "compare"}
 
 
 def feature_of(module, package_dir):

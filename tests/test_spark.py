@@ -369,7 +369,7 @@ def test_ties_as_in_memory(frames):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
         want = rankereval.evaluate(from_dataframes(labels, run, ties="keep"), metrics, resampling="poisson",
-                                   n_bootstrap_samples=B, conf_interval=True, random_state=2, ties="expected")
+                                   n_resamples=B, conf_interval=True, random_state=2, ties="expected")
     assert want.tie_report.tied_positions > 0  # the frames hold ties
     assert_same(on_spark(sl, sr, metrics, conf_interval=True, random_state=2, npartitions=3, ties="expected"), want)
 

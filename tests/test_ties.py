@@ -284,7 +284,7 @@ def test_compare_and_the_accumulator_score_over_tied_orders():
     # the accumulator: batches of scores, ranked with ties kept (k=3 keeps crossing groups whole)
     acc = Accumulator(["ndcg@3", "p@3"], ties="expected")
     for lo in range(0, 30, 10):
-        acc.update(scores_a[lo:lo + 10], y_true[lo:lo + 10])
+        acc.update(y_true[lo:lo + 10], scores_a[lo:lo + 10])
     one = evaluate(y_true, Rankings.from_scores(scores_a, k=3, ties="keep"), ["ndcg@3", "p@3"], ties="expected")
     got = acc.compute()
     for metric in ("ndcg@3", "p@3"):

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from rankereval._threads import effective_n_threads
-from rankereval.io._assemble import _first_duplicate, _IdColumn, _join_arrays
+from rankereval.io._assemble import _first_duplicate, _IdColumn, _join_arrays, _unpack_ids
 from rankereval.io._result import TrecFormatError
 from rankereval.io._source import (_BLOCK_BYTES, LineTooLongError, _blocks, _collapse_spaces, _have_pyarrow,
                                    _light_normalise, _long_line_start, _pandas, _pyarrow_for_reading, _source_name,
@@ -55,6 +55,13 @@ def _id_value(uniques, code):
     if hasattr(x, "as_py"):
         return x.as_py()
     return x.item() if isinstance(x, np.generic) else x
+
+
+def _id_at(column, uniques, code):
+    """The id of ``code`` in the ``uniques`` of ``column.codes(packed=True)``."""
+    if column.table is not None:  # short ids packed into uint64s
+        return str(_unpack_ids(uniques[int(code):int(code) + 1])[0])
+    return _id_value(uniques, code)
 
 
 class _Parsed:
@@ -114,13 +121,14 @@ class _Parsed:
             return
         self._next_check = max(2 * self.n_rows, _DUPLICATE_CHECK_ROWS)
         self._wait()
-        q, uq = self.q.codes()
-        d, ud = self.d.codes()
+        # packed short ids stay packed (no pyarrow for plain files); unpacked for the message
+        q, uq = self.q.codes(packed=True)
+        d, ud = self.d.codes(packed=True)
         dup = _first_duplicate(q, d, len(ud))
         if dup is None:
             return
         first, second = dup
-        qid, did = _id_value(uq, q[second]), _id_value(ud, d[second])
+        qid, did = _id_at(self.q, uq, q[second]), _id_at(self.d, ud, d[second])
         if self.fmt.kind == "qrels":
             reason = f"duplicate judgement for query {qid!r} and document {did!r}"
         else:

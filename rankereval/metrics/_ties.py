@@ -50,7 +50,16 @@ def refusal(metric):
     kernel = "rbp_residual" if getattr(metric, "residual", False) else metric.info.kernel
     if kernel in _REFUSED:
         return f"{metric.name}: {_REFUSED[kernel]}"
+    if kernel not in _tk.TIE_IDS:
+        return f"{metric.name}: {_unsupported_kernel(kernel)}"
     return None
+
+
+def _unsupported_kernel(kernel):
+    if kernel == "profile":
+        return ("trec_eval's measures read from a ranking's relevance profile (rankereval/_profile.pyx) "
+                "have no tie-aware form implemented")
+    return f"the {kernel!r} kernel has no tie-aware form implemented"
 
 
 def _kernel_name(metric, args):
@@ -71,6 +80,8 @@ def tied_scores(metric, y_true, y_pred, ties):
         kernel = _kernel_name(metric, args)
         if kernel in _REFUSED:
             why = f"{metric.name}: {_REFUSED[kernel]}"
+        elif kernel not in _tk.TIE_IDS:
+            why = f"{metric.name}: {_unsupported_kernel(kernel)}"
     if why is not None:
         raise ValueError(f"ties={ties!r}: {why}. Score it with ties=None (the recorded order)")
     if ties != "expected":
