@@ -574,3 +574,26 @@ REFERENCE.update({
     "ScaledRBP": ref_scaled_rbp,
     "ScaledRBPResidual": ref_scaled_rbp_resid,
 })
+
+
+def ref_fallout(labels, ranking, k=None):
+    """Non-relevant items of the top k over those of the whole ranking (torchmetrics)."""
+    nonrel = [item not in labels or labels[item] <= 0 for item in ranking]
+    total = sum(nonrel)
+    if total == 0:
+        return math.nan
+    return sum(nonrel[:len(ranking) if k is None else k]) / total
+
+
+def ref_auroc(labels, ranking, k=None):
+    """Pairs (relevant above non-relevant) of the top k, counted one by one."""
+    top = list(ranking[:len(ranking) if k is None else k])
+    rel = [item in labels and labels[item] > 0 for item in top]
+    pos = [i for i, r in enumerate(rel) if r]
+    neg = [i for i, r in enumerate(rel) if not r]
+    if not pos or not neg:
+        return math.nan
+    return sum(1 for i in pos for j in neg if i < j) / (len(pos) * len(neg))
+
+
+REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})

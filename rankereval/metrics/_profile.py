@@ -914,6 +914,106 @@ class ScaledRBPResidual(_ProfileMetric):
         return np.where(unj.any(axis=1), resid, 0.0)
 
 
+class FallOut(_ProfileMetric):
+    r"""FallOut@k: the share of the non-relevant items of the ranking that are in its top k
+    (torchmetrics' ``RetrievalFallOut``). Lower is better.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking (then 1 whenever defined).
+
+    Notes
+    -----
+    With :math:`N` the non-relevant items of the whole ranking (every item not among the
+    relevant ones, as torchmetrics counts a query's documents: a ranking from scores ranks
+    them all),
+
+    .. math::
+
+        \mathrm{FallOut}@k(y) = \frac{|\{ i \le \min(k, |y|) : \lnot \mathrm{rel}(y_i) \}|}{N}.
+
+    Edge cases: NaN when the ranking has no non-relevant item (torchmetrics' empty target
+    action, default ``'neg'``: 0); defined without relevant items.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, FallOut
+    >>> y_true = BinaryLabels.from_positive_indices([[1]])
+    >>> FallOut(2).score(y_true, Rankings.from_ranked_indices([[9, 1, 8, 7]]))
+    array([0.33333333])
+    """
+
+    info = MetricInfo(
+        name="fallout", kernel=KERNEL, cutoff="optional", aliases=("falloutrate",),
+        summary="FallOut@k: share of the ranking's non-relevant items in its top k (torchmetrics)",
+        undefined="its ranking has no non-relevant item", higher_is_better=False,
+    )
+
+    def __init__(self, k=None):
+        self.k = check_k(k, allow_none=True)
+
+    def _depth(self):
+        return None
+
+    def _from_profile(self, prof):
+        nonrel = (prof.codes <= 0)
+        total = nonrel.sum(axis=1)
+        top = nonrel[:, :prof.width if self.k is None else self.k].sum(axis=1)
+        return np.where(total > 0, top / np.maximum(total, 1), np.nan)
+
+
+class AUROC(_ProfileMetric):
+    r"""AUROC@k: the area under the ROC curve of one ranking, the share of (relevant,
+    non-relevant) pairs of its top k ordered relevant first (torchmetrics'
+    ``RetrievalAUROC``, scikit-learn's ``roc_auc_score`` per query).
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking.
+
+    Notes
+    -----
+    With :math:`P` and :math:`N` the relevant and non-relevant items of the top
+    :math:`k' = \min(k, |y|)`,
+
+    .. math::
+
+        \mathrm{AUROC}@k(y) = \frac{1}{|P|\,|N|} \sum_{i \in P} |\{ j \in N : j > i \}|,
+
+    the ranks being positions in :math:`y`. A ranking from scores without ties gives
+    scikit-learn's ``roc_auc_score`` of the row. Edge cases: NaN when the top k has no
+    relevant or no non-relevant item.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, AUROC
+    >>> y_true = BinaryLabels.from_positive_indices([[1, 2]])
+    >>> AUROC().score(y_true, Rankings.from_ranked_indices([[1, 9, 2, 8]]))
+    array([0.75])
+    """
+
+    info = MetricInfo(
+        name="auroc", kernel=KERNEL, cutoff="optional", aliases=("auc", "rocauc"),
+        summary="AUROC@k: share of (relevant, non-relevant) pairs ordered relevant first",
+        undefined="its top k has no relevant or no non-relevant item",
+    )
+
+    def __init__(self, k=None):
+        self.k = check_k(k, allow_none=True)
+
+    def _from_profile(self, prof):
+        c = prof.codes
+        rel = c > 0
+        nonrel = c <= 0
+        below = nonrel[:, ::-1].cumsum(axis=1)[:, ::-1]  # non-relevant at or below each rank
+        p = rel.sum(axis=1)
+        n = nonrel.sum(axis=1)
+        pairs = np.where(rel, below, 0).sum(axis=1)
+        return np.where((p > 0) & (n > 0), pairs / np.maximum(p * n, 1), np.nan)
+
+
 __all__ = ["InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
            "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF",
-           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual"]
+           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC"]
