@@ -928,6 +928,10 @@ def metric_outcome(metric, y_true, y_pred):
         assert isinstance(out.exc, ValueError) and "exceeds max_grade" in str(out.exc), out
         return None
     if out.exc is not None:
+        if type(metric).__name__ == "NormalizedGain" and isinstance(out.exc, ValueError) \
+                and "overflows" in str(out.exc):  # documented: a sum of the grades overflows
+            assert any(not math.isfinite(sum(v)) for v in y_true.labels_to_list()), out.exc
+            return None
         if isinstance(metric, NDCG) and isinstance(out.exc, ValueError) and "overflow" in str(out.exc):
             # documented: NDCG is undefined when the ideal DCG overflows float64
             params = metric._params()

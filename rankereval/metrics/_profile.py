@@ -407,7 +407,7 @@ class NormalizedGain(_ProfileMetric):
         G(y) = \frac{1}{\sum_t I_t} \sum_{i : g_i \ne 0} \frac{g_i}{\log_2(2 + C_i - S_i)}.
 
     The grades are the gains (trec_eval's default). NaN without relevant items
-    (trec_eval: 0).
+    (trec_eval: 0); a ValueError when a sum of the grades overflows float64.
 
     Examples
     --------
@@ -430,9 +430,12 @@ class NormalizedGain(_ProfileMetric):
         ideal = prof.ideal(prof.width)
         cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)
         got = np.cumsum(g, axis=1)
+        total = _grade_sums(prof)
+        if not (np.isfinite(total).all() and np.isfinite(cost).all()):
+            raise ValueError("NormalizedGain (trec_eval's G) is undefined here: a sum of the grades of a "
+                             "label row overflows float64")
         # the lag cost - got is >= 0; rounding of huge grades must not make it negative
         terms = np.where(g != 0, g / np.log2(2.0 + np.maximum(cost - got, 0.0)), 0.0)
-        total = _grade_sums(prof)
         return np.where(total > 0, terms.sum(axis=1) / total, np.nan) + 0.0  # (no -0.0)
 
 
@@ -454,6 +457,11 @@ def _dcg_parts(prof, width):
     g = np.zeros((prof.n, width))
     g[:, :prof.width] = prof.gains()
     ideal = prof.ideal(width)
+    # the ratios of the two do not depend on the grades' scale: divide each row by its largest
+    # grade, so that no sum overflows
+    top = ideal[:, :1] if width else np.ones((prof.n, 1))
+    scale = np.where(top > 0, top, 1.0)
+    g, ideal = g / scale, ideal / scale
     return np.cumsum(g * disc, axis=1), np.cumsum(ideal * disc, axis=1), g, ideal
 
 
@@ -868,7 +876,7 @@ class ScaledRBP(_ProfileMetric):
         top = prof.ideal(1)[:, 0] if prof.n else np.zeros(0)
         scale = np.where(top > 1, top, 1.0)
         weights = (1.0 - self.p) * self.p ** np.arange(prof.width, dtype=np.float64)
-        return _nan_without_relevant((g * weights).sum(axis=1) / scale, prof)
+        return _nan_without_relevant(((g / scale[:, None]) * weights).sum(axis=1), prof)
 
 
 class ScaledRBPResidual(_ProfileMetric):
@@ -1004,7 +1012,7 @@ class AUROC(_ProfileMetric):
         self.k = check_k(k, allow_none=True)
 
     def _from_profile(self, prof):
-        c = prof.codes
+        c = prof.codes if self.k is None else prof.codes[:, :self.k]  # (the profile may be deeper)
         rel = c > 0
         nonrel = c <= 0
         below = nonrel[:, ::-1].cumsum(axis=1)[:, ::-1]  # non-relevant at or below each rank
