@@ -501,7 +501,8 @@ class NDCGRel(_ProfileMetric):
     def _from_profile(self, prof):
         n_pos = _positive_counts(prof)
         width = max(prof.width, int(n_pos.max()) if prof.n else 0, 1)
-        dcg, idcg, g, _ = _dcg_parts(prof, width)
+        dcg, idcg, g, ideal = _dcg_parts(prof, width)
+        n_pos = np.where(n_pos > 0, (ideal > 0).sum(axis=1), 0.0)  # (after the scaling: a subnormal grade may vanish)
         rel = g > 0
         ideal_total = idcg[:, -1]
         at_rel = np.where(rel, dcg / np.where(idcg > 0, idcg, 1.0), 0.0).sum(axis=1)
@@ -566,6 +567,7 @@ class RNDCG(_ProfileMetric):
         defined = _positive_counts(prof, self.relevance_level) > 0
         width = max(prof.width, int(n_pos.max()) if prof.n else 0, 1) + 1
         dcg, idcg, g, ideal = _dcg_parts(prof, width)
+        n_pos = np.where(n_pos > 0, (ideal > 0).sum(axis=1), 0.0)  # (after the scaling, as NDCGRel)
         out = np.full(prof.n, np.nan)
         lengths = prof.lengths
         for i in np.flatnonzero((n_pos > 0) & defined):
