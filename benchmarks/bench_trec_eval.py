@@ -68,6 +68,15 @@ def summary_values(text):
     return out
 
 
+def _differ(a, b):
+    """Whether two printed summary values differ: numbers beyond trec_eval's 4 decimals, the
+    rest (runid's tag) as text."""
+    try:
+        return abs(float(a) - float(b)) > 1.0001e-4
+    except ValueError:
+        return a != b
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--trec-eval", action="append", default=None, metavar="BINARY",
@@ -127,14 +136,8 @@ def main(argv=None):
     ours = outputs["rankereval"]
     agreement = {}
     for name in names[1:]:
-        # the lines that hold no number (runid, relstring) are compared as text
         shared = sorted(set(ours) & set(outputs[name]))
-        text = {m for m in shared if m in ("runid", "relstring")}
-        diffs_text = {m: (ours[m], outputs[name][m]) for m in text if ours[m] != outputs[name][m]}
-        shared = [m for m in shared if m not in text]
-        diffs = {m: (ours[m], outputs[name][m]) for m in shared
-                 if abs(float(ours[m]) - float(outputs[name][m])) > 1.0001e-4}
-        diffs.update(diffs_text)
+        diffs = {m: (ours[m], outputs[name][m]) for m in shared if _differ(ours[m], outputs[name][m])}
         agreement[name] = {"measures": shared, "differences": diffs}
     run_bytes = os.path.getsize(run)
     med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in runs.items()}

@@ -33,7 +33,9 @@ _METRICS = (
     "RPrecision", "NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "InterpolatedPrecision", "GMAP", "Bpref",
     "Judged", "RBP", "ERR",
     # trec_eval 10.0's other measures (rankereval.metrics._profile)
-    "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel", "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual")
+    "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
+    "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved",
+    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
@@ -89,6 +91,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RNDCG, BinG, ElevenPointAP, GMBpref, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved,
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
+    from rankereval.metrics import AUROC, FallOut
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -153,6 +156,8 @@ __all__ = [
     "Unjudged",
     "ScaledRBP",
     "ScaledRBPResidual",
+    "FallOut",
+    "AUROC",
     "Novelty",
     "AveragePopularity",
     "TailShare",

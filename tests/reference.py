@@ -519,14 +519,22 @@ def ref_g(labels, ranking):
     return _nan_if_no_relevant(labels, _rt.g(*_graded_profile(labels, ranking)))
 
 
+def _scaled(labels):
+    """The grades divided by the largest: NDCG-like ratios are the same, and no sum of huge
+    grades overflows (as the metrics compute them)."""
+    top = max((v for v in labels.values() if v > 0), default=0.0)
+    return {i: v / top for i, v in labels.items()} if top > 0 else labels
+
+
 def ref_ndcg_rel(labels, ranking):
-    return _nan_if_no_relevant(labels, _rt.ndcg_rel(*_graded_profile(labels, ranking)))
+    return _nan_if_no_relevant(labels, _rt.ndcg_rel(*_graded_profile(_scaled(labels), ranking)))
 
 
 def ref_rndcg(labels, ranking, relevance_level=1.0):
     if not any(v >= relevance_level for v in labels.values()):
         return math.nan
-    return _rt.rndcg(*_graded_profile(labels, ranking), level=relevance_level)
+    # the grades at or above the level, before scaling: the level only decides NaN
+    return _rt.rndcg(*_graded_profile(_scaled(labels), ranking), level=0.0)
 
 
 def ref_relative_p(labels, ranking, k):
@@ -574,3 +582,26 @@ REFERENCE.update({
     "ScaledRBP": ref_scaled_rbp,
     "ScaledRBPResidual": ref_scaled_rbp_resid,
 })
+
+
+def ref_fallout(labels, ranking, k=None):
+    """Non-relevant items of the top k over those of the whole ranking (torchmetrics)."""
+    nonrel = [item not in labels or labels[item] <= 0 for item in ranking]
+    total = sum(nonrel)
+    if total == 0:
+        return math.nan
+    return sum(nonrel[:len(ranking) if k is None else k]) / total
+
+
+def ref_auroc(labels, ranking, k=None):
+    """Pairs (relevant above non-relevant) of the top k, counted one by one."""
+    top = list(ranking[:len(ranking) if k is None else k])
+    rel = [item in labels and labels[item] > 0 for item in top]
+    pos = [i for i, r in enumerate(rel) if r]
+    neg = [i for i, r in enumerate(rel) if not r]
+    if not pos or not neg:
+        return math.nan
+    return sum(1 for i in pos for j in neg if i < j) / (len(pos) * len(neg))
+
+
+REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})

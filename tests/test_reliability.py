@@ -602,8 +602,9 @@ def test_no_negative_zero_and_documented_nan_and_inf():
     for m in ALL_METRICS:
         s = m.score(y, r)
         assert not np.any((s == 0) & np.signbit(s)), m
-        # no relevant item: NaN for every metric but the counts (Judged: nor a judged one)
-        assert np.isnan(s[1]) == (m.info.undefined is not None), m
+        # no relevant item: NaN for every metric but the counts (Judged: nor a judged one;
+        # FallOut: defined, NaN without a non-relevant item)
+        assert np.isnan(s[1]) == (m.info.undefined is not None and type(m).__name__ != "FallOut"), m
     assert MeanRanks().score(y, r)[[0, 2]].tolist() == [np.inf, np.inf]
     assert FirstRelevantRank().score(y, r)[[0, 3]].tolist() == [np.inf, 1.0]
     assert np.isnan(Precision(3, truncated=True).score(y, r)[2])

@@ -44,6 +44,7 @@ from rankereval.metrics._trec import GMBpref  # isort: skip
 from rankereval.metrics._profile import (  # isort: skip
     RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
     RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
+from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -94,6 +95,8 @@ __all__ = [
     "Unjudged",
     "ScaledRBP",
     "ScaledRBPResidual",
+    "FallOut",
+    "AUROC",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -407,7 +407,7 @@ class NormalizedGain(_ProfileMetric):
         G(y) = \frac{1}{\sum_t I_t} \sum_{i : g_i \ne 0} \frac{g_i}{\log_2(2 + C_i - S_i)}.
 
     The grades are the gains (trec_eval's default). NaN without relevant items
-    (trec_eval: 0).
+    (trec_eval: 0); a ValueError when a sum of the grades overflows float64.
 
     Examples
     --------
@@ -430,9 +430,12 @@ class NormalizedGain(_ProfileMetric):
         ideal = prof.ideal(prof.width)
         cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)
         got = np.cumsum(g, axis=1)
+        total = _grade_sums(prof)
+        if not (np.isfinite(total).all() and np.isfinite(cost).all()):
+            raise ValueError("NormalizedGain (trec_eval's G) is undefined here: a sum of the grades of a "
+                             "label row overflows float64")
         # the lag cost - got is >= 0; rounding of huge grades must not make it negative
         terms = np.where(g != 0, g / np.log2(2.0 + np.maximum(cost - got, 0.0)), 0.0)
-        total = _grade_sums(prof)
         return np.where(total > 0, terms.sum(axis=1) / total, np.nan) + 0.0  # (no -0.0)
 
 
@@ -454,6 +457,11 @@ def _dcg_parts(prof, width):
     g = np.zeros((prof.n, width))
     g[:, :prof.width] = prof.gains()
     ideal = prof.ideal(width)
+    # the ratios of the two do not depend on the grades' scale: divide each row by its largest
+    # grade, so that no sum overflows
+    top = ideal[:, :1] if width else np.ones((prof.n, 1))
+    scale = np.where(top > 0, top, 1.0)
+    g, ideal = g / scale, ideal / scale
     return np.cumsum(g * disc, axis=1), np.cumsum(ideal * disc, axis=1), g, ideal
 
 
@@ -493,7 +501,8 @@ class NDCGRel(_ProfileMetric):
     def _from_profile(self, prof):
         n_pos = _positive_counts(prof)
         width = max(prof.width, int(n_pos.max()) if prof.n else 0, 1)
-        dcg, idcg, g, _ = _dcg_parts(prof, width)
+        dcg, idcg, g, ideal = _dcg_parts(prof, width)
+        n_pos = np.where(n_pos > 0, (ideal > 0).sum(axis=1), 0.0)  # (after the scaling: a subnormal grade may vanish)
         rel = g > 0
         ideal_total = idcg[:, -1]
         at_rel = np.where(rel, dcg / np.where(idcg > 0, idcg, 1.0), 0.0).sum(axis=1)
@@ -558,6 +567,7 @@ class RNDCG(_ProfileMetric):
         defined = _positive_counts(prof, self.relevance_level) > 0
         width = max(prof.width, int(n_pos.max()) if prof.n else 0, 1) + 1
         dcg, idcg, g, ideal = _dcg_parts(prof, width)
+        n_pos = np.where(n_pos > 0, (ideal > 0).sum(axis=1), 0.0)  # (after the scaling, as NDCGRel)
         out = np.full(prof.n, np.nan)
         lengths = prof.lengths
         for i in np.flatnonzero((n_pos > 0) & defined):
@@ -868,7 +878,7 @@ class ScaledRBP(_ProfileMetric):
         top = prof.ideal(1)[:, 0] if prof.n else np.zeros(0)
         scale = np.where(top > 1, top, 1.0)
         weights = (1.0 - self.p) * self.p ** np.arange(prof.width, dtype=np.float64)
-        return _nan_without_relevant((g * weights).sum(axis=1) / scale, prof)
+        return _nan_without_relevant(((g / scale[:, None]) * weights).sum(axis=1), prof)
 
 
 class ScaledRBPResidual(_ProfileMetric):
@@ -914,6 +924,106 @@ class ScaledRBPResidual(_ProfileMetric):
         return np.where(unj.any(axis=1), resid, 0.0)
 
 
+class FallOut(_ProfileMetric):
+    r"""FallOut@k: the share of the non-relevant items of the ranking that are in its top k
+    (torchmetrics' ``RetrievalFallOut``). Lower is better.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking (then 1 whenever defined).
+
+    Notes
+    -----
+    With :math:`N` the non-relevant items of the whole ranking (every item not among the
+    relevant ones, as torchmetrics counts a query's documents: a ranking from scores ranks
+    them all),
+
+    .. math::
+
+        \mathrm{FallOut}@k(y) = \frac{|\{ i \le \min(k, |y|) : \lnot \mathrm{rel}(y_i) \}|}{N}.
+
+    Edge cases: NaN when the ranking has no non-relevant item (torchmetrics' empty target
+    action, default ``'neg'``: 0); defined without relevant items.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, FallOut
+    >>> y_true = BinaryLabels.from_positive_indices([[1]])
+    >>> FallOut(2).score(y_true, Rankings.from_ranked_indices([[9, 1, 8, 7]]))
+    array([0.33333333])
+    """
+
+    info = MetricInfo(
+        name="fallout", kernel=KERNEL, cutoff="optional", aliases=("falloutrate",),
+        summary="FallOut@k: share of the ranking's non-relevant items in its top k (torchmetrics)",
+        undefined="its ranking has no non-relevant item", higher_is_better=False,
+    )
+
+    def __init__(self, k=None):
+        self.k = check_k(k, allow_none=True)
+
+    def _depth(self):
+        return None
+
+    def _from_profile(self, prof):
+        nonrel = (prof.codes <= 0)
+        total = nonrel.sum(axis=1)
+        top = nonrel[:, :prof.width if self.k is None else self.k].sum(axis=1)
+        return np.where(total > 0, top / np.maximum(total, 1), np.nan)
+
+
+class AUROC(_ProfileMetric):
+    r"""AUROC@k: the area under the ROC curve of one ranking, the share of (relevant,
+    non-relevant) pairs of its top k ordered relevant first (torchmetrics'
+    ``RetrievalAUROC``, scikit-learn's ``roc_auc_score`` per query).
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking.
+
+    Notes
+    -----
+    With :math:`P` and :math:`N` the relevant and non-relevant items of the top
+    :math:`k' = \min(k, |y|)`,
+
+    .. math::
+
+        \mathrm{AUROC}@k(y) = \frac{1}{|P|\,|N|} \sum_{i \in P} |\{ j \in N : j > i \}|,
+
+    the ranks being positions in :math:`y`. A ranking from scores without ties gives
+    scikit-learn's ``roc_auc_score`` of the row. Edge cases: NaN when the top k has no
+    relevant or no non-relevant item.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, AUROC
+    >>> y_true = BinaryLabels.from_positive_indices([[1, 2]])
+    >>> AUROC().score(y_true, Rankings.from_ranked_indices([[1, 9, 2, 8]]))
+    array([0.75])
+    """
+
+    info = MetricInfo(
+        name="auroc", kernel=KERNEL, cutoff="optional", aliases=("auc", "rocauc"),
+        summary="AUROC@k: share of (relevant, non-relevant) pairs ordered relevant first",
+        undefined="its top k has no relevant or no non-relevant item",
+    )
+
+    def __init__(self, k=None):
+        self.k = check_k(k, allow_none=True)
+
+    def _from_profile(self, prof):
+        c = prof.codes if self.k is None else prof.codes[:, :self.k]  # (the profile may be deeper)
+        rel = c > 0
+        nonrel = c <= 0
+        below = nonrel[:, ::-1].cumsum(axis=1)[:, ::-1]  # non-relevant at or below each rank
+        p = rel.sum(axis=1)
+        n = nonrel.sum(axis=1)
+        pairs = np.where(rel, below, 0).sum(axis=1)
+        return np.where((p > 0) & (n > 0), pairs / np.maximum(p * n, 1), np.nan)
+
+
 __all__ = ["InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
            "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF",
-           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual"]
+           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC"]
