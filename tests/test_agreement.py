@@ -1,6 +1,7 @@
 """rankereval.agreement: RBO and Jaccard per query against literal references written from
 the published formulas and from the definitions; Kendall's tau against scipy; tau_AP
 against a literal transcription of Yilmaz, Aslam and Robertson (2008)."""
+import json
 import math
 import warnings
 
@@ -453,3 +454,27 @@ def test_rbo_ties_cut_at_k_keeps_the_group_whole():
 def test_rbo_ties_bad_argument(bad):
     with pytest.raises(ValueError, match="ties must be None .* 'a', 'b' or 'w'"):
         rbo([[1, 2]], [[2, 1]], ties=bad)
+
+
+def test_agreement_subcommand_with_ties(tmp_path, capsys):
+    # two runs of one query: run A scores d1 and d2 equally, run B d2 and d3
+    from rankereval.cli import main
+
+    run_a = tmp_path / "a.run"
+    run_b = tmp_path / "b.run"
+    run_a.write_text("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 3.0 A\nq1 Q0 d3 3 1.0 A\n")
+    run_b.write_text("q1 Q0 d1 1 5.0 B\nq1 Q0 d2 2 4.0 B\nq1 Q0 d3 3 4.0 B\n")
+    results = {}
+    for ties in ("a", "b", "w"):
+        assert main(["agreement", str(run_a), str(run_b), "-p", "0.7", "--ties", ties, "-f", "json"]) == 0
+        results[ties] = json.loads(capsys.readouterr().out)["queries"][0]
+        # the API on the same groups: d1, d2, d3 as items 1, 2, 3
+        expected = rbo(_tied_rankings([[[1, 2], [3]]]), _tied_rankings([[[1], [2, 3]]]), p=0.7, ties=ties)
+        assert results[ties]["rbo"] == pytest.approx(expected.ext[0], rel=1e-12)
+        assert results[ties]["rbo_min"] == pytest.approx(expected.min[0], rel=1e-12)
+        assert results[ties]["rbo_max"] == pytest.approx(expected.max[0], rel=1e-12)
+    assert main(["agreement", str(run_a), str(run_b), "-p", "0.7", "-f", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)["queries"][0]["rbo"]
+    # without --ties, trec_eval's order: equal scores by document id, descending
+    assert plain == pytest.approx(rbo([[2, 1, 3]], [[1, 3, 2]], p=0.7).ext[0], rel=1e-12)
+    assert len({round(v["rbo"], 12) for v in results.values()} | {round(plain, 12)}) > 1
