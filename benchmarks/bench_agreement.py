@@ -16,6 +16,8 @@ Measured, side by side in one process, from ``Rankings`` and ``BinaryLabels`` bu
   RBO_res, one pass per user): 20 times the items NDCG@10 reads; and ``k=10``, the same
   prefixes as NDCG@10;
 * ``jaccard@10``: ``jaccard(run_a, run_b, 10)``;
+* ``rbo ties='a'``: the tie-aware RBO (a per-row Python path) on ``--tie-rows`` users whose
+  items are tied in pairs of positions in both runs, extrapolated linearly to all;
 * the ``rbo`` package (PyPI ``rbo``, pure Python), if installed: ``RankingSimilarity(a,
   b).rbo_ext(p=0.9)`` per user on ``--peer-rows`` users, extrapolated linearly to all; its
   values are checked against rankereval's.
@@ -62,6 +64,7 @@ def main(argv=None):
     parser.add_argument("--size", choices=sorted(W.SIZES), default="full")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--peer-rows", type=int, default=2_000)
+    parser.add_argument("--tie-rows", type=int, default=2_000)
     parser.add_argument("--results-dir", default=RESULTS_DIR)
     args = parser.parse_args(argv)
 
@@ -87,6 +90,27 @@ def main(argv=None):
     print(f"  rbo p=0.9 (2 runs)  {t_rbo:8.4f} s   {t_rbo / t_ndcg:5.2f}x NDCG@10")
     print(f"  rbo p=0.9, k=10     {t_rbo10:8.4f} s   {t_rbo10 / t_ndcg:5.2f}x NDCG@10")
     print(f"  jaccard@10          {t_jac:8.4f} s   {t_jac / t_ndcg:5.2f}x NDCG@10")
+    # the tie-aware path (Python, per tied row) on --tie-rows users whose items are tied in
+    # pairs of positions in both runs, extrapolated linearly to all
+    rows = min(args.tie_rows, w.n_rows)
+    a_rows = np.asarray(run_a[:rows])
+    b_rows = np.asarray(run_b[:rows])
+    width = a_rows.shape[1]
+    # local item ids: an item's position in run a; its score: minus half its position
+    scores_a = np.tile(-(np.arange(width) // 2).astype(np.float64), (rows, 1))
+    scores_b = np.empty((rows, width))
+    for i in range(rows):
+        where = {int(item): j for j, item in enumerate(a_rows[i])}
+        for j, item in enumerate(b_rows[i]):
+            scores_b[i, where[int(item)]] = -(j // 2)
+    ta = Rankings.from_scores(scores_a, ties="keep")
+    tb = Rankings.from_scores(scores_b, ties="keep")
+    t_tied, times = timed(lambda: rbo(ta, tb, p=0.9, ties="a"), max(1, args.repeats // 2))
+    t_tied_all = t_tied * w.n_rows / rows
+    out["rbo_ties_a"] = {"rows_timed": rows, "median_s": t_tied, "times": times,
+                         "extrapolated_s": t_tied_all, "ratio_to_ndcg@10": t_tied_all / t_ndcg}
+    print(f"  rbo ties='a'        {t_tied_all:8.1f} s   {t_tied_all / t_ndcg:5.0f}x NDCG@10 "
+          f"(extrapolated from {rows:,} users tied in pairs; per-row Python)")
     try:
         from rbo import RankingSimilarity
     except ImportError:

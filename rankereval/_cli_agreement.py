@@ -2,14 +2,15 @@
 
 ::
 
-    rankereval agreement RUN_A RUN_B [-p P] [-k K] [--depth D] [-f table|json|csv]
+    rankereval agreement RUN_A RUN_B [-p P] [-k K] [--depth D] [--ties a|b|w] [-f table|json|csv]
 
 Per query ranked by both runs: RBO (extrapolated, with its bounds RBO_min and RBO_max) at
 persistence ``p`` and the Jaccard index of the top-k sets; then their means. The runs are
 read by the package's TREC reader (``read_trec`` with no judgements, ``extra='keep'``, so
 every ranked query is kept and ordered as trec_eval orders it); documents are matched by id
 across the runs and queries by query id (the queries only one run ranks are counted on
-stderr and left out).
+stderr and left out). ``--ties``: the documents of equal score are read as tied groups
+(``ties="keep"``) and RBO is the tie-aware variant of Corsi and Urbano (SIGIR 2024).
 """
 import csv
 import io
@@ -37,16 +38,20 @@ def add_agreement_subparser(sub):
                    help="depth of the Jaccard top-k sets (default: 10)")
     p.add_argument("--depth", type=_count, default=None, metavar="D",
                    help="cut both rankings at depth D for RBO (default: whole rankings)")
+    p.add_argument("--ties", choices=("a", "b", "w"), default=None,
+                   help="tie-aware RBO (Corsi and Urbano 2024) over the documents of equal score: "
+                        "'a' the mean over their orders, 'b' corrected for the ties, 'w' ties as "
+                        "equality (default: the order trec_eval gives them)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", help="output format (default: table)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr")
     p.set_defaults(_agreement_parser=p)
     return p
 
 
-def _read(path):
+def _read(path, ties=None):
     from rankereval.io import read_trec
 
-    return read_trec(io.BytesIO(b""), path, extra="keep")
+    return read_trec(io.BytesIO(b""), path, extra="keep", ties="break" if ties is None else "keep")
 
 
 def aligned(a, b):
@@ -65,7 +70,10 @@ def aligned(a, b):
     rb = b.rankings[b.query_ids.get_indexer(common)]
     ib = rb.indices
     mapped = np.where(ib >= 0, remap[np.maximum(ib, 0)], -1)
+    tie_flags = rb.ties
     rb = Rankings.from_ranked_indices(mapped, lengths=rb.lengths)
+    if tie_flags is not None:   # the same positions: the tied groups stay as read
+        rb = Rankings._from_padded(rb.indices, rb.lengths, ties=tie_flags[:, :rb.indices.shape[1]])
     return common, ra, rb, only_a, only_b
 
 
@@ -78,14 +86,14 @@ def _agreement(args, out, err):
 
     if not 0.0 < args.persistence < 1.0:
         raise UsageError(f"-p/--persistence must be strictly between 0 and 1, got {args.persistence:g}")
-    a, b = _read(args.run_a), _read(args.run_b)
+    a, b = _read(args.run_a, args.ties), _read(args.run_b, args.ties)
     queries, ra, rb, only_a, only_b = aligned(a, b)
     if not args.quiet and (only_a or only_b):
         print(f"rankereval: note: {only_a} queries ranked only by {args.run_a} and {only_b} only by "
               f"{args.run_b} are left out; {len(queries)} compared", file=err)
     if not queries:
         raise ValueError(f"{args.run_a} and {args.run_b} rank no query in common")
-    r = rbo(ra, rb, p=args.persistence, k=args.depth)
+    r = rbo(ra, rb, p=args.persistence, k=args.depth, ties=args.ties)
     jac = jaccard(ra, rb, args.k)
     jname = f"jaccard@{args.k}"
     columns = {"rbo": r.ext, "rbo_min": r.min, "rbo_max": r.max, jname: jac}
@@ -109,7 +117,8 @@ def _agreement(args, out, err):
         out.write(buf.getvalue())
         return 0
     out.write(_render.table(["query", *columns], rows, foot=[mean_row]))
-    out.write(f"RBO at p = {args.persistence:g} (extrapolated, with its bounds), "
+    tie_note = "" if args.ties is None else f", ties: RBO^{args.ties}"
+    out.write(f"RBO at p = {args.persistence:g} (extrapolated, with its bounds{tie_note}), "
               f"{'whole rankings' if args.depth is None else f'depth {args.depth}'}; "
               f"{len(queries)} queries ranked by both runs\n")
     return 0

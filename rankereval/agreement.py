@@ -3,7 +3,8 @@
 Per query, between two :class:`~rankereval.Rankings` of the same queries:
 
 * :func:`rbo`: rank-biased overlap (Webber, Moffat and Zobel, TOIS 2010), extrapolated, with
-  its lower bound and residual, for lists of any (different) lengths;
+  its lower bound and residual, for lists of any (different) lengths, and its tie-aware
+  variants (Corsi and Urbano, SIGIR 2024) for rankings that keep ties;
 * :func:`jaccard`: the overlap of the two top-k sets over their union.
 
 Between two orderings of systems (e.g. the means of two evaluations of the same runs, or the
@@ -108,7 +109,7 @@ def _kernel(a, b, k, p, rbo):
     return outs, overlap
 
 
-def rbo(a, b, *, p=0.9, k=None):
+def rbo(a, b, *, p=0.9, k=None, ties=None):
     r"""Rank-biased overlap of each pair of rankings, extrapolated, with its bounds.
 
     Parameters
@@ -120,7 +121,20 @@ def rbo(a, b, *, p=0.9, k=None):
         Persistence: the weight of depth d is proportional to ``p ** (d - 1)``, so the top
         ``1 / (1 - p)`` items carry most of it (p = 0.9: the top 10 have 86% of it).
     k : int, optional
-        Evaluate the prefixes of depth ``k`` only (both rankings cut at k).
+        Evaluate the prefixes of depth ``k`` only (both rankings cut at k; with ``ties``, a
+        tied group that crosses depth k is kept whole, as ``Rankings.from_scores(...,
+        k=k, ties="keep")`` keeps it).
+    ties : {None, 'a', 'b', 'w'}, default=None
+        How tied items are treated when ``a`` or ``b`` keeps its ties
+        (``Rankings.from_scores(..., ties="keep")``, :attr:`~rankereval.Rankings.ties`);
+        the variants of Corsi and Urbano (SIGIR 2024). None: the recorded order (equal
+        scores ordered by item id), as without ties. 'a': ties are uncertainty; RBO^a,
+        whose overlaps (and ``min``) are the mean over every order of each tied group.
+        'b': ties are uncertainty, and the agreement at each depth is corrected for the
+        information the ties lose (RBO^b, like Kendall's tau-b). 'w': ties are equality
+        (Webber, Moffat and Zobel's treatment, RBO^w): a tied group enters the prefix whole
+        at its first position. On rankings without ties every variant equals ``ties=None``
+        exactly (the same kernel computes it).
 
     Returns
     -------
@@ -148,13 +162,30 @@ def rbo(a, b, *, p=0.9, k=None):
     min`` is their residual (eq. 13 for even lists). All values lie in [0, 1]; identical
     rankings have ``ext = max = 1``, disjoint ones ``ext = min = 0``.
 
-    Rankings that keep ties (the tie-aware variants of Corsi and Urbano, SIGIR 2024) are
-    not supported yet: :class:`~rankereval.Rankings` holds strict orders.
+    **Ties** (Corsi and Urbano, 2024). Each item of a ranking holds a contribution
+    :math:`c(d)` to the prefix of depth d. For an item of a tied group of g items whose
+    first position is t, :math:`c(d) = \min(1, \max(0, (d - t + 1) / g))` in the variants
+    'a' and 'b' (the group fills its positions jointly: at depth d, each of its items is in
+    the prefix in the share of its orders that put it there), and :math:`c(d) = [d \ge t]`
+    in 'w'; an untied item has :math:`c(d) = [d \ge t]` in all three. The overlap is
+    :math:`X_d = \sum_i c^S_i(d)\, c^L_i(d)` and the agreement at depth d is :math:`X_d / d`
+    ('a'), :math:`X_d / \sqrt{\sum_i c^S_i(d)^2 \sum_i c^L_i(d)^2}` ('b') or
+    :math:`2 X_d / (\sum_i c^S_i(d) + \sum_i c^L_i(d))` ('w'); below the shorter ranking
+    (:math:`s < d \le l`) its sums count d items, all whole. ``ext`` extrapolates
+    :math:`A_s` to the unseen items of S, each matched with the mean contribution of the
+    items of L that S lacks; ``max`` lets the first :math:`d - s` of those items (L's
+    order) agree; beyond depth l, where no item is tied any more, ``ext``, ``min`` and
+    ``max`` continue as without ties. For 'a', ``min`` equals the mean of ``ties=None``'s
+    ``min`` over every order of every tied group of both rankings (the overlaps are linear
+    in the orders); ``ext`` and ``max`` are not exactly such means. The tie-aware path
+    runs per query in Python (O(s l) per pair of tied rankings); rows without ties in
+    either ranking go through the kernel.
 
     References
     ----------
     .. [1] W. Webber, A. Moffat, J. Zobel, "A similarity measure for indefinite rankings",
        ACM TOIS 28(4), 2010.
+    .. [2] M. Corsi, J. Urbano, "The treatment of ties in rank-biased overlap", SIGIR 2024.
 
     Examples
     --------
@@ -162,6 +193,14 @@ def rbo(a, b, *, p=0.9, k=None):
     >>> r = rbo([[1, 2, 3]], [[1, 2, 3]], p=0.5)
     >>> float(r.ext[0]), round(float(r.min[0]), 4), round(float(r.max[0]), 4)
     (1.0, 0.9544, 1.0)
+
+    Items 0 and 1 tied in both rankings: RBO^a is the mean over the orders of the pair
+    (1 when both put the same item first, 1/2 otherwise), RBO^w counts the tie as equality:
+
+    >>> from rankereval import Rankings
+    >>> tied = Rankings.from_scores([[0.9, 0.9, 0.5]], ties="keep")
+    >>> rbo(tied, tied, p=0.5, ties="a").ext, rbo(tied, tied, p=0.5, ties="w").ext
+    (array([0.75]), array([1.]))
     """
     from rankereval._validation import check_real
 
@@ -170,10 +209,121 @@ def rbo(a, b, *, p=0.9, k=None):
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
     k = None if k is None else _cutoff(k)
+    if ties is not None and (not isinstance(ties, str) or ties not in TIE_VARIANTS):
+        raise ValueError(f"ties must be None (the recorded order), 'a', 'b' or 'w' (the variants "
+                         f"of Corsi and Urbano), got {ties!r}")
     (ext, low, res), _ = _kernel(a, b, k, p, True)
     low = np.clip(low, 0.0, 1.0)
     res = np.clip(res, 0.0, 1.0 - low)
-    return RBOResult(ext, low, low + res, res)
+    high = low + res
+    if ties is not None and (a.has_ties or b.has_ties):
+        # only the rows holding a tie leave the kernel's values
+        for i in np.flatnonzero(_tied_rows(a) | _tied_rows(b)):
+            e, lo, hi = _rbo_tied(_tied_row(a, i, k), _tied_row(b, i, k), p, ties)
+            lo = min(max(lo, 0.0), 1.0)
+            hi = min(max(hi, lo), 1.0)
+            ext[i], low[i], high[i], res[i] = e, lo, hi, hi - lo
+    return RBOResult(ext, low, high, res)
+
+
+#: the tie-aware variants of RBO (Corsi and Urbano, SIGIR 2024)
+TIE_VARIANTS = ("a", "b", "w")
+
+
+def _tied_rows(r):
+    """Rows of ``r`` holding a tied group."""
+    if r.ties is None:
+        return np.zeros(r.n_rows, dtype=bool)
+    width = r.ties.shape[1]
+    inside = np.arange(width) < (r.lengths[:, None] - 1)  # a flag j pairs positions j, j + 1
+    return (r.ties & inside).any(axis=1)
+
+
+def _tied_row(r, i, k):
+    """Items of row i with, per position, the first position (1-based) and size of its
+    group; cut at k, the group crossing k kept whole."""
+    n = int(r.lengths[i])
+    items = np.asarray(r.indices[i, :n], dtype=np.int64)
+    flags = np.zeros(n, dtype=bool)
+    if r.ties is not None and n > 1:
+        flags[:n - 1] = r.ties[i, :n - 1]
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = ~flags[:n - 1]
+    gid = np.cumsum(new_group) - 1
+    first = np.flatnonzero(new_group)
+    size = np.diff(np.append(first, n))
+    top, g = first[gid] + 1, size[gid]
+    if k is not None and n > k:
+        # the group holding position k ends at or below n: keep it whole
+        n = int(first[gid[k - 1]] + size[gid[k - 1]]) if k > 0 else 0
+        items, top, g = items[:n], top[:n], g[:n]
+    return items, top, g
+
+
+def _contributions(top, g, depths, variant):
+    """c(d) of each item (rows) at each depth (columns)."""
+    d = depths[None, :].astype(np.float64)
+    t = top[:, None].astype(np.float64)
+    if variant == "w":
+        return (d >= t).astype(np.float64)
+    return np.clip((d - t + 1.0) / g[:, None], 0.0, 1.0)
+
+
+def _rbo_tied(row_a, row_b, p, variant):
+    """RBO_ext, RBO_min and RBO_max of one pair of rankings with ties (Corsi and Urbano,
+    2024); see :func:`rbo`."""
+    (S_items, S_top, S_g), (L_items, L_top, L_g) = row_a, row_b
+    if S_items.size > L_items.size:
+        (S_items, S_top, S_g), (L_items, L_top, L_g) = (L_items, L_top, L_g), (S_items, S_top, S_g)
+    s, l = S_items.size, L_items.size
+    if l == 0:
+        return np.nan, 0.0, 1.0
+    depths = np.arange(1, l + 1)
+    cS = _contributions(S_top, S_g, depths, variant)
+    cL = _contributions(L_top, L_g, depths, variant)
+    in_S = np.isin(L_items, S_items)
+    pos_S = {int(v): j for j, v in enumerate(S_items)}
+    shared_L = np.flatnonzero(in_S)
+    shared_S = np.array([pos_S[int(v)] for v in L_items[shared_L]], dtype=np.int64)
+    X = (cS[shared_S] * cL[shared_L]).sum(axis=0)          # X_d, d = 1 .. l
+    # the normalisers; below s the unseen items of S count whole (d items)
+    if variant == "a":
+        norm = depths.astype(np.float64)
+    elif variant == "b":
+        sq_S = np.where(depths <= s, (cS ** 2).sum(axis=0), depths)
+        norm = np.sqrt(sq_S * (cL ** 2).sum(axis=0))
+    else:
+        sum_S = np.where(depths <= s, cS.sum(axis=0), depths)
+        norm = (sum_S + cL.sum(axis=0)) / 2.0
+    pw = p ** depths.astype(np.float64)
+    q = (1.0 - p) / p
+    head = depths <= s
+    seen = np.where(head, X / norm, 0.0)
+    tail = ~head
+    x_l = float(in_S.sum())                                    # every item whole at depth l
+    # min: no unseen item agrees
+    low = q * (np.sum(seen * pw) + np.sum(np.where(tail, X / norm, 0.0) * pw)
+               + x_l * (-np.log1p(-p) - np.sum(pw / depths)))
+    # max: the first d - s items of L that S lacks (L's order) agree at depth d
+    lacking = cL[~in_S]                                         # rows in L's order
+    rank = np.arange(lacking.shape[0])[:, None]
+    upto = (rank < (depths - s)[None, :]).astype(np.float64)
+    x_max = X + (lacking * upto).sum(axis=0)
+    f = int(l + s - x_l)
+    far = np.arange(l + 1, f + 1, dtype=np.float64)
+    tail_max = np.sum((2.0 * far - l - s + x_l) / far * p ** far) + p ** (f + 1) / (1.0 - p)
+    high = q * (np.sum(seen * pw) + np.sum(np.where(tail, x_max / norm, 0.0) * pw) + tail_max)
+    if s == 0:
+        return np.nan, low, high
+    # ext: the agreement A_s continues over the unseen items of S
+    a_s = X[s - 1] / norm[s - 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        present = (lacking > 0).sum(axis=0)
+        mean_c = np.where(present > 0, lacking.sum(axis=0) / np.maximum(present, 1), 0.0)
+    x_ext = X + (depths - s) * a_s * mean_c
+    ext = q * (np.sum(seen * pw) + np.sum(np.where(tail, x_ext / norm, 0.0) * pw)
+               + (x_l + (l - s) * a_s) / l * p ** (l + 1) / (1.0 - p))
+    return ext, low, high
 
 
 def jaccard(a, b, k):

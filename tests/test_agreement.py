@@ -1,6 +1,7 @@
 """rankereval.agreement: RBO and Jaccard per query against literal references written from
 the published formulas and from the definitions; Kendall's tau against scipy; tau_AP
 against a literal transcription of Yilmaz, Aslam and Robertson (2008)."""
+import json
 import math
 import warnings
 
@@ -253,3 +254,227 @@ def test_rbo_ext_equals_the_rbo_package(pairs, p):
     got = rbo(_rankings(a), _rankings(b), p=p).ext
     for i, (x, y) in enumerate(pairs):
         assert got[i] == pytest.approx(rbo_package.RankingSimilarity(x, y).rbo_ext(p=p), abs=1e-9)
+
+
+# ----------------------------------------------------------------------------------------
+# ties: the variants of Corsi and Urbano (SIGIR 2024)
+# ----------------------------------------------------------------------------------------
+
+def _contribution(groups, item, d, variant):
+    """c(d) of ``item`` in the ranking ``groups`` (a list of lists of tied items)."""
+    top = 1
+    for group in groups:
+        if item in group:
+            if variant == "w":
+                return 1.0 if d >= top else 0.0
+            return min(1.0, max(0.0, (d - top + 1) / len(group)))
+        top += len(group)
+    return 0.0
+
+
+def rbo_tied_literal(a, b, p, variant):
+    """RBO^a, RBO^b or RBO^w (Corsi and Urbano, 2024) of two rankings given as groups of tied
+    items, depth by depth from the definitions: (ext, min, max)."""
+    S, L = (a, b) if sum(map(len, a)) <= sum(map(len, b)) else (b, a)
+    s, l = sum(map(len, S)), sum(map(len, L))
+    S_items = [i for g in S for i in g]
+    L_items = [i for g in L for i in g]
+    lacking = [i for i in L_items if i not in S_items]        # L's order
+    q = (1 - p) / p
+
+    def agreement(x, d):
+        cs = [_contribution(S, i, d, variant) for i in S_items]
+        cl = [_contribution(L, i, d, variant) for i in L_items]
+        if d > s:                        # the unseen items of S: d - s more, all whole
+            cs = cs + [1.0] * (d - s)
+        if variant == "a":
+            return x / d
+        if variant == "b":
+            return x / math.sqrt(sum(c * c for c in cs) * sum(c * c for c in cl))
+        return 2 * x / (sum(cs) + sum(cl))
+
+    def overlap(d):
+        return sum(_contribution(S, i, d, variant) * _contribution(L, i, d, variant)
+                   for i in S_items if i in L_items)
+
+    x_l = len(set(S_items) & set(L_items))
+    a_s = agreement(overlap(s), s) if s else math.nan
+    sums = {"ext": 0.0, "min": 0.0, "max": 0.0}
+    for d in range(1, l + 1):
+        x = overlap(d)
+        if d <= s:
+            for key in sums:
+                sums[key] += agreement(x, d) * p ** d
+            continue
+        sums["min"] += agreement(x, d) * p ** d
+        extra = sum(_contribution(L, i, d, variant) for i in lacking[:d - s])
+        sums["max"] += agreement(x + extra, d) * p ** d
+        if s:
+            present = [c for c in (_contribution(L, i, d, variant) for i in lacking) if c > 0]
+            mean_c = sum(present) / len(present) if present else 0.0
+            sums["ext"] += agreement(x + (d - s) * a_s * mean_c, d) * p ** d
+    # beyond depth l no item is tied: as Webber, Moffat and Zobel (2010)
+    sums["min"] += x_l * (-math.log(1 - p) - sum(p ** d / d for d in range(1, l + 1)))
+    f = l + s - x_l
+    sums["max"] += (sum((2 * d - l - s + x_l) / d * p ** d for d in range(l + 1, f + 1))
+                    + p ** (f + 1) / (1 - p))
+    sums["ext"] += (x_l + (l - s) * a_s) / l * p ** (l + 1) / (1 - p) if s else 0.0
+    ext = q * sums["ext"] if s else math.nan
+    return ext, q * sums["min"], q * sums["max"]
+
+
+def _tied_rankings(rows, n_items=16):
+    """Rankings keeping ties from rows of groups (item ids < n_items); the recorded order
+    puts a group's items by id."""
+    scores = np.zeros((len(rows), n_items))
+    for r, groups in enumerate(rows):
+        for j, group in enumerate(groups):
+            scores[r, group] = len(groups) - j
+    valid = [[i for g in groups for i in g] for groups in rows]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # an empty ranking warns when built
+        return Rankings.from_scores(scores, valid_items=valid, ties="keep")
+
+
+@hst.composite
+def tied_ranking(draw, max_items=7):
+    items = draw(hst.lists(hst.integers(0, 11), max_size=max_items, unique=True))
+    groups, i = [], 0
+    while i < len(items):
+        size = draw(hst.integers(1, 3))
+        groups.append(sorted(items[i:i + size]))
+        i += size
+    return groups
+
+
+def test_tied_rankings_are_built_as_drawn():
+    r = _tied_rankings([[[3], [1, 5, 7], [2]], [[4, 6]]])
+    assert r.to_list() == [[3, 1, 5, 7, 2], [4, 6]]
+    assert r.has_ties
+
+
+@given(pairs=hst.lists(hst.tuples(tied_ranking(), tied_ranking()), min_size=1, max_size=4),
+       p=hst.floats(0.1, 0.95), variant=hst.sampled_from(["a", "b", "w"]))
+def test_rbo_ties_equal_the_literal_formulas(pairs, p, variant):
+    a = _tied_rankings([x for x, _ in pairs])
+    b = _tied_rankings([y for _, y in pairs])
+    r = rbo(a, b, p=p, ties=variant)
+    plain = rbo(a, b, p=p)
+    for i, (x, y) in enumerate(pairs):
+        tied = any(len(g) > 1 for g in x + y)
+        if not tied:     # no tie in the pair: the kernel's value, exactly
+            for field in ("ext", "min", "max", "res"):
+                np.testing.assert_array_equal(getattr(r, field)[i], getattr(plain, field)[i])
+            continue
+        ext, lo, hi = rbo_tied_literal(x, y, p, variant)
+        if math.isnan(ext):
+            assert math.isnan(r.ext[i])
+        else:
+            assert r.ext[i] == pytest.approx(ext, rel=1e-9, abs=1e-12)
+        assert r.min[i] == pytest.approx(min(max(lo, 0.0), 1.0), abs=1e-9)
+        assert r.max[i] == pytest.approx(min(max(hi, r.min[i]), 1.0), abs=1e-9)
+        assert r.res[i] == pytest.approx(r.max[i] - r.min[i], abs=1e-12)
+        assert -1e-12 <= r.min[i] <= r.max[i] <= 1 + 1e-12
+        if not math.isnan(r.ext[i]):
+            assert r.min[i] - 1e-9 <= r.ext[i] <= r.max[i] + 1e-9
+
+
+@given(pairs=hst.lists(hst.tuples(lists, lists), min_size=1, max_size=4),
+       p=hst.floats(0.05, 0.95), variant=hst.sampled_from(["a", "b", "w"]))
+def test_rbo_ties_literal_reduces_to_webber_without_ties(pairs, p, variant):
+    # the literal tie-aware formulas on strict orders give the untied literal values
+    for x, y in pairs:
+        ext, lo, hi = rbo_tied_literal([[i] for i in x], [[i] for i in y], p, variant)
+        ref = rbo_ext_literal(x, y, p)
+        assert (math.isnan(ext) and math.isnan(ref)) or ext == pytest.approx(ref, abs=1e-12)
+        low, high = rbo_bounds_literal(x, y, p)
+        assert lo == pytest.approx(low, abs=1e-9) and hi == pytest.approx(high, abs=1e-9)
+
+
+def _orders(groups):
+    """Every strict order of a ranking's tied groups."""
+    import itertools
+
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [i for part in parts for i in part]
+
+
+@given(x=tied_ranking(max_items=6), y=tied_ranking(max_items=6), p=hst.floats(0.1, 0.95))
+def test_rbo_a_min_is_the_mean_over_tied_orders(x, y, p):
+    # RBO^a's overlaps are the expected overlaps over every order of every group, so its min
+    # (linear in them) is the mean of the untied min over those orders
+    orders = [(u, v) for u in _orders(x) for v in _orders(y)]
+    untied = rbo(_rankings([u for u, _ in orders]), _rankings([v for _, v in orders]), p=p)
+    r = rbo(_tied_rankings([x]), _tied_rankings([y]), p=p, ties="a")
+    assert r.min[0] == pytest.approx(untied.min.mean(), abs=1e-9)
+    assert untied.min.min() - 1e-9 <= r.min[0] <= untied.min.max() + 1e-9
+
+
+def test_rbo_ties_hand_worked_example():
+    # S = L = ((a, b)) tied, p = 1/2, s = l = X_l = 2. 'a': c(1) = 1/2 for both items,
+    # X_1 = 1/2, A_1 = 1/2, A_2 = 1. ext = (1-p)/p (A_1 p + A_2 p^2) + X_l/l p^2 = 3/4, the
+    # mean over the 4 orders (two agree fully: 1; two swap: 1/2);
+    # min = (1-p)/p (A_1 p + A_2 p^2) + X_l (ln 2 - p - p^2/2) = 2 ln 2 - 3/4.
+    # 'b': A_1 = (1/2) / sqrt(1/2 * 1/2) = 1; 'w': both in at depth 1, A_1 = 2*2/(2+2) = 1:
+    # ext = 1, min = 3/4 + 2 (ln 2 - 5/8) = 2 ln 2 - 1/2.
+    a = _tied_rankings([[[0, 1]]])
+    expected = {"a": (0.75, 2 * math.log(2) - 0.75), "b": (1.0, 2 * math.log(2) - 0.5),
+                "w": (1.0, 2 * math.log(2) - 0.5)}
+    for variant, (ext, low) in expected.items():
+        r = rbo(a, a, p=0.5, ties=variant)
+        assert r.ext[0] == pytest.approx(ext)
+        assert r.min[0] == pytest.approx(low)
+        assert r.max[0] == pytest.approx(ext)
+    orders = rbo([[0, 1], [0, 1]], [[0, 1], [1, 0]], p=0.5)
+    assert orders.ext.mean() == pytest.approx(expected["a"][0])
+    assert orders.min.mean() == pytest.approx(expected["a"][1])
+
+
+def test_rbo_ties_on_untied_rankings_equal_the_plain_value():
+    a = Rankings.from_scores([[0.9, 0.5, 0.1, 0.3]], ties="keep")
+    b = Rankings.from_scores([[0.2, 0.5, 0.8, 0.3]], ties="keep")
+    assert not a.has_ties and not b.has_ties
+    plain = rbo(a, b, p=0.8)
+    for variant in ("a", "b", "w"):
+        r = rbo(a, b, p=0.8, ties=variant)
+        for field in ("ext", "min", "max", "res"):
+            np.testing.assert_array_equal(getattr(r, field), getattr(plain, field))
+
+
+def test_rbo_ties_cut_at_k_keeps_the_group_whole():
+    a = _tied_rankings([[[0], [1, 2, 3], [4]]])
+    b = _tied_rankings([[[1], [0], [2], [3], [4]]])
+    r = rbo(a, b, p=0.7, k=2, ties="a")
+    ext, lo, hi = rbo_tied_literal([[0], [1, 2, 3]], [[1], [0]], 0.7, "a")
+    assert r.ext[0] == pytest.approx(ext) and r.min[0] == pytest.approx(lo)
+    assert r.max[0] == pytest.approx(min(hi, 1.0))
+
+
+@pytest.mark.parametrize("bad", ["expected", "A", 1, True])
+def test_rbo_ties_bad_argument(bad):
+    with pytest.raises(ValueError, match="ties must be None .* 'a', 'b' or 'w'"):
+        rbo([[1, 2]], [[2, 1]], ties=bad)
+
+
+def test_agreement_subcommand_with_ties(tmp_path, capsys):
+    # two runs of one query: run A scores d1 and d2 equally, run B d2 and d3
+    from rankereval.cli import main
+
+    run_a = tmp_path / "a.run"
+    run_b = tmp_path / "b.run"
+    run_a.write_text("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 3.0 A\nq1 Q0 d3 3 1.0 A\n")
+    run_b.write_text("q1 Q0 d1 1 5.0 B\nq1 Q0 d2 2 4.0 B\nq1 Q0 d3 3 4.0 B\n")
+    results = {}
+    for ties in ("a", "b", "w"):
+        assert main(["agreement", str(run_a), str(run_b), "-p", "0.7", "--ties", ties, "-f", "json"]) == 0
+        results[ties] = json.loads(capsys.readouterr().out)["queries"][0]
+        # the API on the same groups: d1, d2, d3 as items 1, 2, 3
+        expected = rbo(_tied_rankings([[[1, 2], [3]]]), _tied_rankings([[[1], [2, 3]]]), p=0.7, ties=ties)
+        assert results[ties]["rbo"] == pytest.approx(expected.ext[0], rel=1e-12)
+        assert results[ties]["rbo_min"] == pytest.approx(expected.min[0], rel=1e-12)
+        assert results[ties]["rbo_max"] == pytest.approx(expected.max[0], rel=1e-12)
+    assert main(["agreement", str(run_a), str(run_b), "-p", "0.7", "-f", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)["queries"][0]["rbo"]
+    # without --ties, trec_eval's order: equal scores by document id, descending
+    assert plain == pytest.approx(rbo([[2, 1, 3]], [[1, 3, 2]], p=0.7).ext[0], rel=1e-12)
+    assert len({round(v["rbo"], 12) for v in results.values()} | {round(plain, 12)}) > 1
