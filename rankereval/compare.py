@@ -59,7 +59,7 @@ from rankereval._stack import user_stacklevel
 __all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues", "Leaderboard"]
 
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
-# the long format of Comparison.to_pandas / to_json
+# the long format of Comparison.summary / to_json
 LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high",
                 "effect_size", "p_value", "p_corrected", "significant", "wins", "ties", "losses")
 # Bootstrap resamples of the confidence intervals of the tests that are not bootstrap tests
