@@ -300,6 +300,7 @@ def in_memory_compare(labels, runs, **kw):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        kw.setdefault("nan_handling", "drop")   # explicit: no FutureWarning of the default
         return compare(None, {k: from_dataframes(labels, v) for k, v in runs.items()}, CMP_METRICS, **kw)
 
 
@@ -308,6 +309,7 @@ def spark_compare(sl, sruns, **kw):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        kw.setdefault("nan_handling", "drop")   # explicit: no FutureWarning of the default
         return rs.compare(sl, sruns, CMP_METRICS, **kw)
 
 
