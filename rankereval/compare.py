@@ -1008,6 +1008,9 @@ class Comparison:
             return self.summary()
         if per_query is not True:
             raise TypeError(f"per_query must be True or False, got {per_query!r}")
+        if self.scores is None:
+            raise ValueError("the per-query scores of this comparison stayed on the cluster "
+                             "(rankereval.spark.compare): summary() has its statistics")
         pd = _pandas()
         n_q, n_m, n_r = self.scores.shape
         values = np.where(self.valid[:, :, None], self.scores, np.nan).reshape(n_q, n_m * n_r)

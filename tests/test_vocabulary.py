@@ -51,6 +51,10 @@ def test_to_pandas_means_per_query_scores_on_both_results(data):
     assert [row["metric"] for row in __import__("json").loads(cmp.to_json())["comparisons"]] == names
     with pytest.raises(ValueError, match="summary"):
         ev.to_pandas(per_query=False)
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="stayed on the cluster"):   # as rankereval.spark.compare's
+        replace(cmp, scores=None, valid=None, query_ids=None).to_pandas(per_query=True)
 
 
 def test_comparison_to_pandas_old_meaning_warns_naming_summary(data):
