@@ -126,7 +126,8 @@ def bench_rankereval(y_true, rankings, metric_dict, B, repeats):
     from rankereval.compare import compare
 
     def run():
-        return compare(y_true, rankings, metric_dict, test="permutation", n_resamples=B, random_state=0)
+        return compare(y_true, rankings, metric_dict, test="permutation", n_resamples=B, random_state=0,
+                       nan_handling="drop")
 
     run()                                         # warm-up (thread pool start, imports)
     cpu = []

@@ -48,7 +48,7 @@ def parse_metrics(texts, args, n_items=None):
     :class:`~rankereval.metrics._trec_names.TrecMeasure` (summary rule, integer printing).
 
     A name is read by the package's grammar (:func:`rankereval.metrics.from_name`; the
-    options --truncated, --log-base and --gain apply to every metric that has the parameter)
+    options --truncated, --log-base and --relevance-scaling apply to every metric that has the parameter)
     unless it is spelt as a trec_eval measure or set (``P_10``, ``P.5,10``, ``ndcg_cut_10``,
     ``official``): then trec_eval's table gives trec_eval's definitions, one column per
     measure, named as trec_eval prints it. Names both grammars know (``map``, ``ndcg``,
@@ -60,7 +60,7 @@ def parse_metrics(texts, args, n_items=None):
     from rankereval.metrics import from_name
     from rankereval.metrics._trec_names import is_trec_name, trec_measures
 
-    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.gain,
+    defaults = {"truncated": args.truncated, "log_base": args.log_base, "relevance_scaling": args.relevance_scaling,
                 "n_items": n_items if n_items is not None else 1}
     metrics, trec = {}, {}
     for name in _split_names(texts):

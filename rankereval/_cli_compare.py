@@ -133,7 +133,7 @@ def _metrics(texts):
 
     from rankereval._cli_common import parse_metrics
 
-    return parse_metrics(texts, Namespace(truncated=False, log_base="e", gain="identity"))[0]
+    return parse_metrics(texts, Namespace(truncated=False, log_base="e", relevance_scaling="identity"))[0]
 
 
 def render(cmp, fmt, seed=None):

@@ -66,18 +66,45 @@ def cli_message(exc, flags):
     return text
 
 
-def renamed(new_value, old_value, new, old, default, where):
+def renamed(new_value, old_value, new, old, default, where, unset=None):
     """``(value, name)`` of an option renamed from ``old`` to ``new`` (the package's one
     word, :doc:`/guide/vocabulary`): the old spelling still works for one release, with a
     DeprecationWarning naming the new word; both with different values is a TypeError.
-    ``old_value`` None: the old spelling was not used."""
-    if old_value is None:
+    ``old_value`` ``unset`` (None unless None is a value of the option): the old spelling
+    was not used."""
+    if old_value is unset:
         return new_value, new
     warnings.warn(f"{where}({old}=...) is deprecated: use {new}= (the same option under its one "
                   f"name); {old} will be removed in the next release", DeprecationWarning, stacklevel=user_stacklevel())
     if new_value != default and new_value != old_value:
         raise TypeError(f"{where}() got {new}={new_value!r} and {old}={old_value!r}: give {new} only")
     return old_value, old
+
+
+#: the default nan_handling of compare and rankereval.spark.compare in this release ('drop');
+#: the next release makes it 'propagate', the Python API's one default (docs/guide/nan_policy.rst)
+COMPARE_NAN_DEFAULT = "drop"
+
+
+def compare_nan_handling(nan_handling):
+    """``(nan_handling, default_used)`` of a comparison: None is the default of this release."""
+    if nan_handling is None:
+        return COMPARE_NAN_DEFAULT, True
+    return nan_handling, False
+
+
+def warn_compare_default(n_undefined, where):
+    """The FutureWarning of a comparison that relied on the default ``nan_handling`` while
+    some metric has undefined queries (``n_undefined``: metric name -> count)."""
+    hit = {name: n for name, n in n_undefined.items() if n}
+    if not hit:
+        return
+    listed = ", ".join(f"{name} ({n})" for name, n in hit.items())
+    warnings.warn(f"{where}(): the default nan_handling will change from 'drop' to 'propagate' "
+                  f"(the Python API's one default) in the next release; queries with an undefined "
+                  f"score here: {listed}. Pass nan_handling='drop' to keep these results and silence "
+                  "this warning, or nan_handling='propagate' for the coming default",
+                  FutureWarning, stacklevel=user_stacklevel())
 
 
 @dataclass(frozen=True)

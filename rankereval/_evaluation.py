@@ -212,9 +212,13 @@ class Evaluation:
         For rankings with recorded ties: how many rankings hold ties inside each metric's
         cutoff, how many positions are tied, and the range [pessimistic, optimistic] of each
         mean (see :doc:`/guide/ties`); None otherwise.
+    cluster_scores : pyspark.sql.DataFrame or None
+        From :func:`rankereval.spark.evaluate`: the per-query scores left on the cluster, a
+        lazy DataFrame (query id, one column per metric); None otherwise.
     """
 
     tie_report = None
+    cluster_scores = None
 
     def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
                  n_undefined, nan_handling, confidence=None, n_rankings=None):
@@ -237,7 +241,8 @@ class Evaluation:
     def _per_query(self):
         if self.scores is None:
             raise ValueError("the per-query scores were not kept: on a cluster use DaskEvaluation.scores "
-                             "or compute(scores=True); with an Accumulator, keep_scores=True")
+                             "or compute(scores=True) (Dask), Evaluation.cluster_scores (Spark); "
+                             "with an Accumulator, keep_scores=True")
         return self.scores
 
     def _col(self, name):
@@ -256,11 +261,16 @@ class Evaluation:
         return self._per_query()[:, self._col(name)]
 
     # -- export --------------------------------------------------------------------------
-    def to_pandas(self):
+    def to_pandas(self, per_query=True):
         """Per-ranking scores as a DataFrame: one column per metric, indexed by query id.
 
-        Needs pandas (``pip install 'rankereval[io]'``).
+        ``per_query=True`` is the only form (it is accepted so that the same call reads the
+        per-query scores of an ``Evaluation`` and of a :class:`~rankereval.compare.Comparison`);
+        the table of means is :meth:`summary`. Needs pandas (``pip install 'rankereval[io]'``).
         """
+        if per_query is not True:
+            raise ValueError(f"to_pandas() gives the per-query scores (per_query=True), got "
+                             f"per_query={per_query!r}; the table of means is Evaluation.summary()")
         pd = require("pandas", "io", "Evaluation.to_pandas")
         index = pd.Index(self.query_ids, name="query") if self.query_ids is not None else None
         return pd.DataFrame(np.array(self._per_query()), columns=self.names, index=index)
@@ -270,7 +280,7 @@ class Evaluation:
 
         Needs pandas (``pip install 'rankereval[io]'``).
         """
-        pd = require("pandas", "io", "Evaluation.to_pandas")
+        pd = require("pandas", "io", "Evaluation.summary")
         rows = {}
         for name in self.names:
             row = {"mean": self.means[name]}

@@ -190,6 +190,11 @@ class Leaderboard:
         df.attrs["caption"] = self.caption()
         return df
 
+    def summary(self):
+        """The board, as :meth:`to_pandas` (a leaderboard holds statistics only, no per-query
+        scores): ``summary()`` is the table of statistics of every result object."""
+        return self.to_pandas()
+
     def caption(self):
         level = f"{(1 - self.alpha) * 100:g}%"
         return (f"{self.metric}: mean over {self.n_queries} queries; rank interval at "

@@ -75,8 +75,10 @@ def _add_eval_options(p, default_seed=DEFAULT_SEED):
                         "the number of relevant documents (recall)")
     p.add_argument("--log-base", choices=DCG_LOG_BASES, default="e",
                    help="logarithm of the DCG discount (default: e; trec_eval uses 2; NDCG does not depend on it)")
-    p.add_argument("--gain", choices=DCG_GAINS, default="identity",
-                   help="DCG/NDCG gain of a grade g: g (identity, default, as trec_eval) or 2**g - 1 (power)")
+    p.add_argument("--relevance-scaling", "--gain", choices=DCG_GAINS, default="identity",
+                   action=_Renamed,
+                   help="DCG/NDCG gain of a grade g: g (identity, default, as trec_eval) or 2**g - 1 "
+                        "(power); relevance_scaling= of DCG/NDCG (--gain is its deprecated spelling)")
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="trec_eval",
                    help="order of equal scores: trec_eval (default: scores as doubles, larger docid first, "
                         "as trec_eval 10), trec_eval9 (scores as 32-bit floats first, as trec_eval 9 and "

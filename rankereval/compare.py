@@ -19,7 +19,7 @@ Comparison(test='t', correction='holm', alpha=0.05, alternative='two-sided', bas
 a   bm25     0.6250    0.7222
 b   dense  1.0000^a  1.0000^a
 ^x: significantly better than run x; 2 of 2 comparisons significant
->>> cmp.to_pandas()[["metric", "run", "baseline", "diff", "p_value", "significant"]]
+>>> cmp.summary()[["metric", "run", "baseline", "diff", "p_value", "significant"]]
   metric    run baseline      diff       p_value  significant
 0   AP@3  dense     bm25  0.375000  1.675256e-07         True
 1   RR@3  dense     bm25  0.277778  1.163013e-05         True
@@ -54,11 +54,12 @@ import numpy as np
 from rankereval._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
 from rankereval._leaderboard import Leaderboard
+from rankereval._stack import user_stacklevel
 
 __all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues", "Leaderboard"]
 
 _CORRECTION_ALIASES = {"fdr_bh": "bh", "benjamini-hochberg": "bh"}
-# the long format of Comparison.to_pandas / to_json
+# the long format of Comparison.summary / to_json
 LONG_COLUMNS = ("metric", "run", "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high",
                 "effect_size", "p_value", "p_corrected", "significant", "wins", "ties", "losses")
 # Bootstrap resamples of the confidence intervals of the tests that are not bootstrap tests
@@ -621,7 +622,7 @@ def _outcomes(diffs, metric_objs, n_pairs):
 
 
 def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
-            n_resamples=10_000, alternative="two-sided", nan_handling="drop", queries="error",
+            n_resamples=10_000, alternative="two-sided", nan_handling=None, queries="error",
             random_state=None, relevance_level=1, ties=None):
     """Compare runs with paired significance tests, per metric, corrected for multiple testing.
 
@@ -660,8 +661,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         ``'permutation'`` and ``'tukey'`` use ``min(B, 1000)`` bootstrap resamples.
     alternative : {'two-sided', 'greater', 'less'}, default='two-sided'
         ``'greater'``: the run's mean is larger than the baseline's (in raw metric values).
-    nan_handling : {'drop', 'zerofill', 'propagate'}, default='drop'
-        Queries where a run's score is undefined (NaN, e.g. no relevant document):
+    nan_handling : {'drop', 'zerofill', 'propagate'} or None, default=None
+        None: ``'drop'`` in this release, with a ``FutureWarning`` when some metric has an
+        undefined query: the next release makes the default ``'propagate'``, the Python API's
+        one default (:doc:`/guide/nan_policy`). Queries where a run's score is undefined (NaN, e.g. no relevant document):
         ``'drop'`` leaves such a query out of that metric's comparisons (for every run, so
         that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0;
         ``'propagate'`` makes that metric's results NaN. An infinite score (MeanRanks,
@@ -703,8 +706,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
        retrieval: an empirical analysis of type I, type II and type III errors", SIGIR 2019.
     """
     import rankereval.bootstrap as bootstrap
+    from rankereval import _engine
     from rankereval._validation import check_real
 
+    nan_handling, nan_default = _engine.compare_nan_handling(nan_handling)
     test, correction, alternative, nan_handling, queries, alpha, n_resamples, run_names = _check_arguments(
         runs, baseline, test, TESTS, correction, alternative, nan_handling, queries, alpha, n_resamples)
     if test == "tukey" and baseline is not None:
@@ -728,6 +733,8 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     scores, valid, undefined, propagated, geometric, pairs, diffs = _prepare(
         scores, nan_handling, metric_objs, run_names, baseline)
     report["n_undefined"] = {name: int(undefined[:, m].sum()) for m, name in enumerate(metric_names)}
+    if nan_default:
+        _engine.warn_compare_default(report["n_undefined"], "compare")
     n_q, n_metrics, n_runs = scores.shape
     n_pairs = len(pairs)
 
@@ -887,7 +894,7 @@ class Comparison:
     n_queries : ndarray of int, shape (n_metrics,)
         Queries compared for each metric (after NaN handling).
     results : dict of ndarray
-        The long format, one entry per (metric, pair), metric-major: see :meth:`to_pandas`.
+        The long format, one entry per (metric, pair), metric-major: see :meth:`summary`.
     scores : ndarray, shape (n_queries, n_metrics, n_runs)
         Per-query scores (NaN: undefined).
     valid : ndarray of bool, shape (n_queries, n_metrics)
@@ -945,7 +952,7 @@ class Comparison:
         return tuple(_KEYS[i // len(_KEYS)] + _KEYS[i % len(_KEYS)] for i in range(n))
 
     def rows(self):
-        """The long format as a list of dicts (see :meth:`to_pandas`)."""
+        """The long format as a list of dicts (see :meth:`summary`)."""
         n = len(self.results["metric"])
         out = []
         for i in range(n):
@@ -962,7 +969,7 @@ class Comparison:
             out.append(row)
         return out
 
-    def to_pandas(self):
+    def summary(self):
         """Long format DataFrame: one row per (metric, comparison).
 
         Columns: ``metric, run, baseline, mean, baseline_mean, diff, ci_low, ci_high,
@@ -979,6 +986,39 @@ class Comparison:
         pd = _pandas()
         return pd.DataFrame({col: np.asarray(self.results[col]) for col in LONG_COLUMNS},
                             columns=list(LONG_COLUMNS))
+
+    def to_pandas(self, per_query=None):
+        """Per-query scores as a DataFrame, as :meth:`rankereval.Evaluation.to_pandas`.
+
+        ``to_pandas(per_query=True)``: one row per query (indexed by query id with TREC
+        inputs), one column per (metric, run) (a two-level column index); NaN where a query
+        is not compared for a metric (see ``valid``). For a metric averaged geometrically the
+        scores are logs, as in ``scores``.
+
+        Until the next release, ``to_pandas()`` without ``per_query=True`` still returns the
+        summary table (one row per metric and comparison) with a ``DeprecationWarning``: that
+        table is :meth:`summary` now, and ``to_pandas()`` will mean the per-query scores.
+        """
+        if per_query is None or per_query is False:
+            warnings.warn("Comparison.to_pandas() returning the table of comparisons is "
+                          "deprecated: call Comparison.summary() for it; from the next release "
+                          "to_pandas() returns the per-query scores (as Evaluation.to_pandas()), "
+                          "available now as to_pandas(per_query=True)",
+                          DeprecationWarning, stacklevel=user_stacklevel())
+            return self.summary()
+        if per_query is not True:
+            raise TypeError(f"per_query must be True or False, got {per_query!r}")
+        if self.scores is None:
+            raise ValueError("the per-query scores of this comparison stayed on the cluster "
+                             "(rankereval.spark.compare): summary() has its statistics")
+        pd = _pandas()
+        n_q, n_m, n_r = self.scores.shape
+        values = np.where(self.valid[:, :, None], self.scores, np.nan).reshape(n_q, n_m * n_r)
+        columns = pd.MultiIndex.from_product([list(self.metrics), list(self.runs)],
+                                             names=["metric", "run"])
+        index = (pd.Index(self.query_ids, name="query") if self.query_ids is not None
+                 else pd.RangeIndex(n_q, name="query"))
+        return pd.DataFrame(values, index=index, columns=columns)
 
     # -- significance marks ------------------------------------------------------------------
     def _beaten(self):
@@ -1190,7 +1230,7 @@ class Comparison:
             simultaneous over the run's differences to the others), ``p_best`` (share of
             resamples in which it has the best mean), ``may_be_best`` (no run is surely
             better), and with several runs per system ``n_seeds`` and ``seed_sd``. Renders as
-            text, HTML, Markdown, LaTeX, pandas (``to_pandas``) and a plot (``plot``). The
+            text, HTML, Markdown, LaTeX, pandas (``summary``, ``to_pandas``) and a plot (``plot``). The
             method is in the guide "Leaderboards and agreement".
         """
         import rankereval.bootstrap as bootstrap

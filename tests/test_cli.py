@@ -323,3 +323,19 @@ def test_the_command_lines_reading_agrees_with_read_trec(tmp_path, docs):
     with pytest.raises(ValueError) as got:
         _read_trec_for_printing(qrels, run)
     assert str(got.value) == str(expected.value) and repr(docs[1]) in str(got.value)
+
+
+def test_gain_is_the_old_spelling_of_relevance_scaling(capsys):
+    """--relevance-scaling is relevance_scaling= of NDCG/DCG; --gain works with a note."""
+    data = read_trec(QRELS, RUN)
+    code, out, err = run_cli(capsys, "evaluate", QRELS, RUN, "-m", "ndcg@10", "dcg@5",
+                             "--relevance-scaling", "power", "-f", "json")
+    assert code == 0, err
+    new = json.loads(out)
+    assert new["ndcg@10"]["mean"] == data.mean(NDCG(10, relevance_scaling="power"), nan_handling="zerofill")
+    assert "deprecated" not in err
+    code, out, err = run_cli(capsys, "evaluate", QRELS, RUN, "-m", "ndcg@10", "dcg@5",
+                             "--gain", "power", "-f", "json")
+    assert code == 0
+    assert "--gain is deprecated; use --relevance-scaling" in err
+    assert json.loads(out) == new

@@ -135,7 +135,7 @@ def test_t_test_through_compare_equals_scipy_on_metric_scores():
             for name, bias in (("a", 0.0), ("b", 0.3), ("c", 0.5))}
     metrics = [Precision(5), NDCG(10)]
     cmp = compare(y_true, runs, metrics, baseline="a", alpha=0.05, nan_handling="zerofill")
-    df = cmp.to_pandas()
+    df = cmp.summary()
     for _, row in df.iterrows():
         m = metrics[list(cmp.metrics).index(row["metric"])]
         sr = np.nan_to_num(m.score(y_true, runs[row["run"]]))
@@ -163,7 +163,7 @@ def test_metric_names_as_given():
             "b": Rankings.from_ranked_indices([[1, 0], [1, 2], [2, 0]])}
     cmp = compare(y_true, runs, ["MAP", "mrr@2", Precision(1)], n_resamples=99, random_state=0)
     assert cmp.metrics == ("MAP", "mrr@2", "p@1")
-    assert list(cmp.to_pandas().metric.unique()) == ["MAP", "mrr@2", "p@1"]
+    assert list(cmp.summary().metric.unique()) == ["MAP", "mrr@2", "p@1"]
     np.testing.assert_array_equal(cmp.means[0], [AP().mean(y_true, r) for r in runs.values()])
 
 
@@ -568,7 +568,7 @@ def test_results_are_reproducible_and_independent_of_threads():
     y = BinaryLabels.from_matrix((rng.random((n, 20)) < 0.2).astype(int))
     runs = {k: Rankings.from_scores(rng.random((n, 20))) for k in "abc"}
     for test in ("permutation", "bootstrap", "tukey"):
-        kw = dict(test=test, n_resamples=300, random_state=5)
+        kw = dict(test=test, n_resamples=300, random_state=5, nan_handling="drop")
         ref = compare(y, runs, [Precision(5), ReciprocalRank(10)], **kw)
         with threadpoolctl.threadpool_limits(1, user_api="openmp"):
             one = compare(y, runs, [Precision(5), ReciprocalRank(10)], **kw)
@@ -688,7 +688,7 @@ def three_runs():
 
 
 def test_to_pandas_long_format(three_runs):
-    df = three_runs.to_pandas()
+    df = three_runs.summary()
     assert list(df.columns) == ["metric", "run", "baseline", "mean", "baseline_mean", "diff", "ci_low",
                                 "ci_high", "effect_size", "p_value", "p_corrected", "significant", "wins",
                                 "ties", "losses"]

@@ -214,7 +214,7 @@ def test_names_ir_measures_refuses_but_rankereval_knows_fall_back():
 
 
 def test_defaults_apply_where_the_name_leaves_a_parameter_open():
-    # the command line's --truncated / --gain / --log-base, as for rankereval's names
+    # the command line's --truncated / --relevance-scaling / --log-base, as for rankereval's names
     assert from_name("P@5", defaults={"truncated": True}) == Precision(5, truncated=True)
     assert from_name("nDCG@10", defaults={"relevance_scaling": "power"}) == NDCG(10, relevance_scaling="power")
     assert from_name("nDCG(dcg='log2')@10", defaults={"relevance_scaling": "power"}) == NDCG(10)

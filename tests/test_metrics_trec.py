@@ -279,7 +279,7 @@ def test_gmap_mean_bootstrap_evaluate_and_compare():
     assert ev.means["gmap"] == pytest.approx(want, rel=1e-12) and 1e-5 - 1e-20 <= low <= high <= 1
     cmp = rankereval.compare(y, {"a": r, "b": _rankings([[0], [1], [5], [0]])}, ["gmap"], baseline="b",
                              nan_handling="zerofill")
-    row = cmp.to_pandas().iloc[0]
+    row = cmp.summary().iloc[0]
     assert row["mean"] == pytest.approx(want, rel=1e-12)
     # on the log scale: the mean log ratio of the two runs' floored APs
     assert row["diff"] == pytest.approx(np.mean(np.log(np.maximum([1, 1 / 3, 0, 0], 1e-5))

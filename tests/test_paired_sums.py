@@ -89,10 +89,10 @@ def finish(total, runs, test, baseline, n_resamples, ci_resamples, nan_handling=
 @pytest.mark.parametrize("nan_handling", ["drop", "zerofill"])
 def test_t_test_from_any_split_is_compare(experiment, baseline, nan_handling):
     y_true, runs = experiment
-    want = compare(y_true, runs, METRICS, baseline=baseline, nan_handling=nan_handling).to_pandas()
+    want = compare(y_true, runs, METRICS, baseline=baseline, nan_handling=nan_handling).summary()
     for seed, n_blocks in ((0, 1), (1, 4), (2, 13)):
         total, _ = split_sums(y_true, runs, "t", baseline, (0, 0), 0, 0, nan_handling, n_blocks, seed)
-        got = finish(total, runs, "t", baseline, 10_000, 0, nan_handling).to_pandas()
+        got = finish(total, runs, "t", baseline, 10_000, 0, nan_handling).summary()
         for col in ("mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "p_value",
                     "p_corrected"):
             np.testing.assert_allclose(got[col], want[col], rtol=1e-10, atol=1e-13, err_msg=col)

@@ -142,13 +142,20 @@ def test_without_intervals_and_per_query_scores(frames):
     labels, run, sl, sr = frames
     names = ["ndcg@10", "ap", "p@3", "rr"]
     want = in_memory(labels, run, names)
-    got, scores = on_spark(sl, sr, names, return_scores=True, npartitions=3)
+    got = on_spark(sl, sr, names, npartitions=3)
+    assert isinstance(got, rankereval.Evaluation)
     assert_same(got, want)
-    table = scores.toPandas().set_index("query").sort_index()
+    table = got.cluster_scores.toPandas().set_index("query").sort_index()
     assert table.columns.tolist() == names
     ref = want.to_pandas().sort_index()
     assert table.index.tolist() == ref.index.tolist()
     np.testing.assert_allclose(table.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-12)
+    # the deprecated tuple form: the same Evaluation and the same scores, with a warning
+    with pytest.warns(DeprecationWarning, match="Evaluation.cluster_scores") as record:
+        old, scores = on_spark(sl, sr, names, return_scores=True, npartitions=3)
+    assert record[0].filename == __file__
+    assert_same(old, want)
+    assert scores is old.cluster_scores
 
 
 def test_integer_ids_ranks_and_binary_labels(spark):
@@ -163,8 +170,14 @@ def test_integer_ids_ranks_and_binary_labels(spark):
     # without a grade column every labels row is relevant
     binary = labels[labels["label"] > 0][["query", "item"]]
     want = in_memory(binary.assign(label=1), run, names)
-    got = on_spark(to_spark(spark, binary), to_spark(spark, run), names, grade_col=None, npartitions=3)
+    got = on_spark(to_spark(spark, binary), to_spark(spark, run), names, label_col=None, npartitions=3)
     assert_same(got, want)
+    # grade_col, the former name of label_col: the same result, with a warning naming label_col
+    with pytest.warns(DeprecationWarning, match="use label_col=") as record:
+        old = on_spark(to_spark(spark, binary), to_spark(spark, run), names, grade_col=None,
+                       npartitions=3)
+    assert record[0].filename == __file__
+    assert_same(old, want)
 
 
 def test_nested_layout(spark, tmp_path):
@@ -225,7 +238,7 @@ def test_duplicate_items_null_grades_and_mixed_ids(spark):
     nulls = labels.astype({"label": float})
     nulls.loc[5, "label"] = np.nan
     sl = to_spark(spark, nulls).replace(float("nan"), None)
-    with pytest.raises(ValueError, match=r"labels_df column 'label' \(grade_col\) has a null grade \(query 'q"):
+    with pytest.raises(ValueError, match=r"labels_df column 'label' \(label_col\) has a null grade \(query 'q"):
         rs.evaluate(sl, to_spark(spark, run), ["ap"])
     ints = labels.assign(query=labels["query"].str[1:].astype(np.int64))
     with pytest.raises(TypeError, match=r"query column 'query' holds ints in labels_df .* strs in run_df"):
@@ -287,6 +300,7 @@ def in_memory_compare(labels, runs, **kw):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        kw.setdefault("nan_handling", "drop")   # explicit: no FutureWarning of the default
         return compare(None, {k: from_dataframes(labels, v) for k, v in runs.items()}, CMP_METRICS, **kw)
 
 
@@ -295,11 +309,12 @@ def spark_compare(sl, sruns, **kw):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
+        kw.setdefault("nan_handling", "drop")   # explicit: no FutureWarning of the default
         return rs.compare(sl, sruns, CMP_METRICS, **kw)
 
 
 def assert_same_comparison(got, want):
-    g, w = got.to_pandas(), want.to_pandas()
+    g, w = got.summary(), want.summary()
     for col in ("mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "p_value", "p_corrected"):
         np.testing.assert_allclose(g[col], w[col], rtol=1e-10, atol=1e-13, err_msg=col)
     for col in ("metric", "run", "baseline", "significant", "wins", "ties", "losses"):
@@ -315,6 +330,15 @@ def test_compare_t_test_as_in_memory(three_runs, baseline, npartitions, nan_hand
     got = spark_compare(sl, sruns, baseline=baseline, npartitions=npartitions, nan_handling=nan_handling)
     assert_same_comparison(got, want)
     assert got.scores is None and got.report["n_queries"] == want.report["n_queries"]
+
+
+def test_compare_grade_col_is_the_old_spelling_of_label_col(three_runs):
+    labels, runs, sl, sruns = three_runs
+    want = spark_compare(sl, sruns, baseline="a", npartitions=2, label_col="label")
+    with pytest.warns(DeprecationWarning, match="use label_col=") as record:
+        got = spark_compare(sl, sruns, baseline="a", npartitions=2, grade_col="label")
+    assert record[0].filename == __file__
+    assert_same_comparison(got, want)
 
 
 @pytest.mark.parametrize("test", ["permutation", "bootstrap"])

@@ -378,10 +378,10 @@ class Metric:
         conf_interval=False,
         n_bootstrap_samples=1000,
         confidence=0.95,
+        *args,
         random_state=None,
         method="percentile",
         resampling="multinomial",
-        *,
         n_resamples=None,
         confidence_level=None,
         ties=None,
@@ -405,13 +405,16 @@ class Metric:
         confidence : float, default=0.95
             Confidence level of the interval, 0 < confidence < 1. (:meth:`bootstrap`:
             ``confidence_level``.)
-        random_state : None, int or numpy.random.Generator, default=None
+        random_state : None, int or numpy.random.Generator, default=None, keyword-only
             Seed or generator for the resampling; an int makes intervals reproducible. The
-            global NumPy random state is never used.
-        method : {'percentile', 'bca'}, default='percentile'
+            global NumPy random state is never used. ``random_state``, ``method`` and
+            ``resampling`` are keyword-only in :meth:`mean` and :meth:`bootstrap` alike;
+            given by position (in this method's former order ``random_state, method,
+            resampling``) they work for one release, with a ``DeprecationWarning``.
+        method : {'percentile', 'bca'}, default='percentile', keyword-only
             Percentile bootstrap, or bias-corrected and accelerated (BCa), which is more
             accurate for skewed score distributions (e.g. reciprocal rank) and small samples.
-        resampling : {'multinomial', 'poisson'}, default='multinomial'
+        resampling : {'multinomial', 'poisson'}, default='multinomial', keyword-only
             The classical bootstrap, or the Poisson bootstrap keyed by ranking position
             (row ``i`` has key ``i``), whose intervals :mod:`rankereval.dask` reproduces on
             a cluster; see :func:`rankereval.bootstrap.bootstrap_mean`.
@@ -455,6 +458,10 @@ class Metric:
         """
         from rankereval import _engine
 
+        if args:
+            random_state, method, resampling = _positional(
+                "Metric.mean", 6, args, ("random_state", "method", "resampling"),
+                (random_state, method, resampling), (None, "percentile", "multinomial"))
         if n_resamples is not None:
             n_bootstrap_samples = _same_option(n_bootstrap_samples, 1000, n_resamples,
                                                "n_bootstrap_samples", "n_resamples")
@@ -477,10 +484,10 @@ class Metric:
         nan_handling="propagate",
         n_resamples=1000,
         confidence_level=0.95,
+        *args,
         method="percentile",
         random_state=None,
         resampling="multinomial",
-        *,
         ties=None,
     ):
         """Bootstrap distribution of the mean score, as a result object.
@@ -491,7 +498,10 @@ class Metric:
         :func:`scipy.stats.bootstrap` (``n_resamples``, ``confidence_level``); :meth:`mean`
         keeps the reference's names (``n_bootstrap_samples``, ``confidence``). Both are
         checked by the same code. ``resampling='poisson'`` is the Poisson bootstrap keyed
-        by ranking position, as in :meth:`mean`.
+        by ranking position, as in :meth:`mean`. ``method``, ``random_state`` and
+        ``resampling`` are keyword-only, as in :meth:`mean`; given by position (in this
+        method's former order ``method, random_state, resampling``) they work for one
+        release, with a ``DeprecationWarning``.
 
         Examples
         --------
@@ -506,6 +516,10 @@ class Metric:
         """
         from rankereval import _engine
 
+        if args:
+            method, random_state, resampling = _positional(
+                "Metric.bootstrap", 5, args, ("method", "random_state", "resampling"),
+                (method, random_state, resampling), ("percentile", None, "multinomial"))
         opts = _engine.options(nan_handling=nan_handling, conf_interval=True, n_resamples=n_resamples,
                                confidence=confidence_level, method=method, resampling=resampling,
                                random_state=random_state, names={"confidence": "confidence_level"})
@@ -661,6 +675,26 @@ def _score_many(metrics, y_true, y_pred):
 #: the scorer of the profile metrics (``rankereval.metrics._profile.score_profiles``), put here
 #: by that module (which imports this one) when it defines them
 _PROFILE_SCORER = [None]
+
+
+def _positional(where, n_fixed, args, names, given, defaults):
+    """The keyword-only arguments ``names`` of ``where`` given by position in ``args`` (their
+    former order, after the ``n_fixed`` positional parameters): a DeprecationWarning naming
+    them, and their values (a TypeError for too many arguments, or one given both ways)."""
+    if len(args) > len(names):
+        raise TypeError(f"{where}() takes {n_fixed} positional arguments (and, deprecated, "
+                        f"{', '.join(names)} after them), got {n_fixed + len(args)}")
+    used = names[:len(args)]
+    warnings.warn(f"{where}(): passing {', '.join(used)} by position is deprecated; pass "
+                  + ", ".join(f"{n}=" for n in used) + " by keyword (keyword-only in Metric.mean and "
+                  "Metric.bootstrap alike from the next release)",
+                  DeprecationWarning, stacklevel=user_stacklevel())
+    out = list(given)
+    for i, value in enumerate(args):
+        if given[i] is not defaults[i] and not (isinstance(defaults[i], str) and given[i] == defaults[i]):
+            raise TypeError(f"{where}() got {names[i]} by position and by keyword")
+        out[i] = value
+    return tuple(out)
 
 
 def _same_option(old, default, new, old_name, new_name):

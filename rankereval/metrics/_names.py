@@ -222,7 +222,7 @@ def _ir_params(name, text):
 def _ir_measure(name, text, defaults=None):
     """The metric of an ir_measures name, or None when ``text`` is not spelt as one.
     ``defaults`` as in :func:`from_name`, for the parameters the name leaves open (the
-    command line's --truncated, --gain, --log-base; not a gain that ``dcg=`` sets)."""
+    command line's --truncated, --relevance-scaling, --log-base; not a gain that ``dcg=`` sets)."""
     from rankereval.metrics._ir_names import TABLE
 
     match = _IR_NAME.match(text) if "[" not in text else None  # [options]: rankereval's grammar

@@ -30,6 +30,8 @@ __all__ = ["evaluate", "compare", "SparkInputError"]
 _TEST_FAIL_ONCE = None
 # the executors' errors reach the driver inside Spark's own exception text: marked lines
 _MARK = "[rankereval.spark] "
+#: ``grade_col=`` not given (None is a value of its new name ``label_col``)
+_UNSET = object()
 
 
 class SparkInputError(ValueError):
@@ -150,7 +152,7 @@ def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
         raise TypeError(f"item_col {item_col!r} is {'an array' if nested else 'not an array'} in run_df "
                         f"({run_item.simpleString()}) but {lab_item.simpleString()} in labels_df: give "
                         "both frames one row per (query, item), or both one row per query with arrays")
-    grade_type = None if grade_col is None else _column(labels_df, grade_col, "labels_df", "grade_col")
+    grade_type = None if grade_col is None else _column(labels_df, grade_col, "labels_df", "label_col")
     spec = {"query_col": query_col, "item_col": item_col, "grade_col": grade_col, "nested": nested,
             "query_kind": q_kind}
     lab_q, run_q = _id_expr(query_col, q_kind), _id_expr(query_col, q_kind)
@@ -164,7 +166,7 @@ def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
                              f"run's {item_col!r} lists the items in ranked order, best first")
         if grade_type is not None and not (isinstance(grade_type, T.ArrayType)
                                            and _numeric(grade_type.elementType)):
-            raise TypeError(f"labels_df column {grade_col!r} (grade_col) has type {grade_type.simpleString()}: "
+            raise TypeError(f"labels_df column {grade_col!r} (label_col) has type {grade_type.simpleString()}: "
                             "with arrays of items it must be an array of numbers (one grade per item)")
         # the other side's columns: empty arrays (null array columns made the conversion to
         # Arrow batches 4-5x slower, measured with Spark 4.3)
@@ -182,7 +184,7 @@ def _sides(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_co
         return lab, run, spec
     i_kind = _same_kind(lab_item, run_item, item_col, "the item")
     if grade_type is not None and not _numeric(grade_type):
-        raise TypeError(f"labels_df column {grade_col!r} (grade_col) has type {grade_type.simpleString()}: "
+        raise TypeError(f"labels_df column {grade_col!r} (label_col) has type {grade_type.simpleString()}: "
                         "grades must be numbers")
     score_col, rank_col = order_columns(list(run_df.columns), score_col, rank_col, "run_df")
     order_col, arg = (score_col, "score_col") if score_col is not None else (rank_col, "rank_col")
@@ -230,7 +232,7 @@ def _long_block(table, spec):
     run = table.filter(pc.equal(side, 1))
     if lab.column("g").null_count:
         query = _first_null_query(lab, pc.is_null(lab.column("g")))
-        raise _fail(f"labels_df column {spec['grade_col']!r} (grade_col) has a null grade (query {query!r}); "
+        raise _fail(f"labels_df column {spec['grade_col']!r} (label_col) has a null grade (query {query!r}); "
                     "fill or drop it first")
     order = spec["score_col"] or spec["rank_col"]
     if run.column("v").null_count:
@@ -380,11 +382,11 @@ def _scores_task(batches, spec, names):
 # evaluate
 # ------------------------------------------------------------------------------------------
 
-def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", grade_col="label",
+def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", label_col="label",
              score_col=None, rank_col=None, relevance_level=1, nan_handling="propagate",
              conf_interval=False, n_resamples=1000, confidence=0.95, random_state=None,
              tie_break="trec_eval", npartitions=None, return_scores=False, n_bootstrap_samples=None,
-             ties=None):
+             ties=None, grade_col=_UNSET):
     """Evaluate a run held in Spark DataFrames; the same :class:`~rankereval.Evaluation` as
     :func:`rankereval.evaluate`.
 
@@ -401,17 +403,20 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     labels_df, run_df : pyspark.sql.DataFrame
         Two layouts, told apart by the type of ``item_col``:
 
-        * **long**: one row per (query, item): labels ``(query_col, item_col[, grade_col])``,
+        * **long**: one row per (query, item): labels ``(query_col, item_col[, label_col])``,
           run ``(query_col, item_col, score_col or rank_col)``; ids integers or strings.
         * **nested**: one row per query; ``item_col`` an array of integer item ids, in ranked
           order (best first) in the run, the relevant (or judged) items in the labels, with
-          ``grade_col`` an array of their grades (or None: every listed item is relevant).
+          ``label_col`` an array of their grades (or None: every listed item is relevant).
     metrics : list or dict
         As in :func:`rankereval.evaluate` (``["ndcg@10", "recall@100", "ap@100"]``).
     query_col, item_col : str, default='query', 'item'
         Id columns, the same names in both frames (the same kind of id: integers or strings).
-    grade_col : str or None, default='label'
-        Grades of the labels (numbers, no nulls); None: every labels row is relevant.
+    label_col : str or None, default='label'
+        Grades of the labels (numbers, no nulls); None: every labels row is relevant. The
+        word of :func:`rankereval.io.from_dataframes` and :mod:`rankereval.dask`;
+        ``grade_col=`` (its former name here) works for one release, with a
+        ``DeprecationWarning``.
     score_col, rank_col : str or None
         Long layout: one of them (higher score / lower rank is better); both None: ``'score'``
         if run_df has it, else ``'rank'``.
@@ -426,8 +431,8 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     npartitions : int, optional
         Partitions of the shuffle by query (default: ``spark.sql.shuffle.partitions``).
     return_scores : bool, default=False
-        Also return the per-query scores as a lazy Spark DataFrame ``(query_col, one double
-        column per metric)``; it is computed (once more, from the inputs) when used.
+        Deprecated (removed in the next release): True returns the tuple ``(evaluation,
+        evaluation.cluster_scores)``, with a ``DeprecationWarning``.
     ties : {None, 'expected', 'optimistic', 'pessimistic'}, default=None
         Long layout: each partition's run is read with its ties kept and scored over the
         orders of the tied items, as :func:`rankereval.evaluate` does with ``ties=``
@@ -436,8 +441,10 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
 
     Returns
     -------
-    Evaluation, or (Evaluation, pyspark.sql.DataFrame) with ``return_scores=True``
-        ``Evaluation.scores`` is None: the per-query scores stay on the cluster.
+    Evaluation
+        ``Evaluation.scores`` is None: the per-query scores stay on the cluster, as
+        ``Evaluation.cluster_scores``, a lazy Spark DataFrame ``(query_col, one double column
+        per metric)``, computed (once more, from the inputs) when used.
 
     Raises
     ------
@@ -449,6 +456,8 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     """
     from rankereval.metrics._ties import check_ties
 
+    grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
+                                   "rankereval.spark.evaluate", unset=_UNSET)
     columns = _metric_columns(metrics)
     n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
                                           "n_bootstrap_samples", 1000, "evaluate")
@@ -497,14 +506,20 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     ev = Evaluation(None, [c for c, _ in columns], [m for _, m in columns], None, means, intervals,
                     n_used, n_undefined, nan_handling, conf if conf_interval else None,
                     n_rankings=int(total["n"]))
-    if not return_scores:
-        return ev
     names = [c for c, _ in columns]
     schema = T.StructType([T.StructField(query_col, T.LongType() if spec["query_kind"] == "int"
                                          else T.StringType())]
                           + [T.StructField(n, T.DoubleType()) for n in names])
     spec = dict(spec, fail_once=None)
-    return ev, _map_in_arrow(parts, functools.partial(_scores_task, spec=spec, names=names), schema)
+    ev.cluster_scores = _map_in_arrow(parts, functools.partial(_scores_task, spec=spec, names=names),
+                                      schema)
+    if return_scores:
+        warnings.warn("rankereval.spark.evaluate(return_scores=True) and its (Evaluation, "
+                      "DataFrame) tuple are deprecated: evaluate returns an Evaluation, whose "
+                      "per-query scores are Evaluation.cluster_scores",
+                      DeprecationWarning, stacklevel=user_stacklevel())
+        return ev, ev.cluster_scores
+    return ev
 
 
 def _collect(df):
@@ -566,9 +581,10 @@ def _py(q):
 
 
 def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
-            n_resamples=10_000, alternative="two-sided", nan_handling="drop", queries="error",
+            n_resamples=10_000, alternative="two-sided", nan_handling=None, queries="error",
             random_state=None, relevance_level=1, query_col="query", item_col="item",
-            grade_col="label", score_col=None, rank_col=None, tie_break="trec_eval", npartitions=None):
+            label_col="label", score_col=None, rank_col=None, tie_break="trec_eval", npartitions=None,
+            grade_col=_UNSET):
     """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.compare.Comparison`.
 
     As :func:`rankereval.compare.compare` with runs aligned by query id, for the tests whose
@@ -600,8 +616,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     random_state : None, int or numpy.random.Generator
         Seed of the resampling: the first two 64-bit integers drawn from it key the sign
         flips and the Poisson weights.
-    query_col, item_col, grade_col, score_col, rank_col, tie_break, npartitions
-        As in :func:`evaluate`.
+    query_col, item_col, label_col, score_col, rank_col, tie_break, npartitions
+        As in :func:`evaluate` (``grade_col=``, the former name of ``label_col``, works for one
+        release, with a ``DeprecationWarning``).
 
     Returns
     -------
@@ -615,6 +632,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     from rankereval._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
     from rankereval.compare import CI_RESAMPLES
 
+    grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
+                                   "rankereval.spark.compare", unset=_UNSET)
+    nan_handling, nan_default = _engine.compare_nan_handling(nan_handling)
     if test == "tukey":
         raise ValueError("test='tukey' is not available on Spark: its statistic (the largest difference of "
                          "run means when each query's scores are permuted among the runs) is not a sum of "
@@ -683,6 +703,8 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
               "n_qrels_not_ranked": int(total["n_qrels_not_ranked"]), "missing": lacking,
               "n_filled": {name: 0 for name in run_names}, "n_dropped": int(total["n_union"]) - n_common,
               "n_undefined": {name: int(total["undefined"][m]) for m, name in enumerate(metric_names)}}
+    if nan_default:
+        _engine.warn_compare_default(report["n_undefined"], "rankereval.spark.compare")
     return _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
                    n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric, means,
                    counts, mean_diff, sd, low, high, p,
