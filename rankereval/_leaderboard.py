@@ -183,7 +183,7 @@ class Leaderboard:
 
     def to_pandas(self):
         """A DataFrame, one row per system, best first; the caption in ``.attrs["caption"]``."""
-        from rankereval._render import optional
+        from rankereval._optional import require as optional
 
         pd = optional("pandas", "io", "Leaderboard tables")
         df = pd.DataFrame(self.rows(), columns=list(COLUMNS))
@@ -281,7 +281,7 @@ class Leaderboard:
         The figure is sized by the number of systems and laid out with
         ``constrained_layout``, so ``savefig`` keeps every label.
         """
-        from rankereval._render import optional
+        from rankereval._optional import require as optional
 
         plt = optional("matplotlib.pyplot", "plot", "Leaderboard.plot")
         order = self.order

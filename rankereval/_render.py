@@ -83,15 +83,3 @@ def latex_escape(text):
 def markdown_escape(text):
     """``text`` safe in a Markdown table cell."""
     return str(text).replace("|", r"\|")
-
-
-def optional(module, extra, purpose):
-    """Import an optional dependency, or an ImportError that names the extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        package = module.split(".")[0]
-        raise ImportError(f"{purpose} needs {package}: pip install 'rankereval[{extra}]' (or pip "
-                          f"install {package})") from exc
