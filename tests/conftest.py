@@ -37,6 +37,9 @@ import pytest  # noqa: E402
 def pytest_configure(config):
     # here rather than in pyproject.toml: the suite also runs as a copy outside the checkout
     config.addinivalue_line(
+        "markers", "spark: starts a local Spark session (about a minute; deselect with -m 'not spark'); "
+        "skipped with the reason printed where pyspark is missing")
+    config.addinivalue_line(
         "markers", "browser: renders HTML in a real headless Chromium (tests/test_html_repr.py); "
         "skipped (reason printed) where no browser is found or with RANKEREVAL_NO_BROWSER=1; "
         "RANKEREVAL_REQUIRE_BROWSER=1 makes a missing browser fail")

@@ -152,7 +152,12 @@ def test_functional_api_equals_metric_mean(function, nan_handling):
     m = rankereval.metrics.from_name(name)
     got = quiet(getattr(rankereval, function), GRADES, SCORES, nan_handling=nan_handling, **kwargs)
     want = quiet(m.mean, labels_of(m), RANKINGS, nan_handling)
-    assert same(got, want), (function, got, want)
+    if function in ("ndcg_score", "dcg_score"):
+        # scikit-learn's shape: the discounts of tie-averaged gains are computed apart from the
+        # kernel's (NumPy's log, whose last bit differs across NumPy releases, e.g. 1.24)
+        assert got == pytest.approx(want, rel=1e-13, nan_ok=True), (function, got, want)
+    else:
+        assert same(got, want), (function, got, want)
 
 
 @pytest.mark.parametrize("nan_handling", NAN_HANDLING)
