@@ -111,12 +111,10 @@ class Accumulator:
         self._ties = check_ties(ties)
         self._columns = _metric_columns(metrics)
         self.names = [c for c, _ in self._columns]
-        n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
-                                              "n_bootstrap_samples", 1000, "Accumulator")
-        opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                               n_resamples=n_resamples, confidence=confidence,
-                               resampling=resampling, random_state=random_state,
-                               names={"n_resamples": n_name}, merged=True)
+        opts, self._seed = _engine.merged_options(
+            "Accumulator", nan_handling=nan_handling, conf_interval=conf_interval, n_resamples=n_resamples,
+            n_bootstrap_samples=n_bootstrap_samples, confidence=confidence, random_state=random_state,
+            resampling=resampling)
         self._nan_handling, self._conf_interval = opts.nan_handling, opts.conf_interval
         self._n_boot, self._confidence = opts.n_resamples, opts.confidence
         self._keep_scores = check_flag(keep_scores, "keep_scores")
@@ -145,8 +143,6 @@ class Accumulator:
                 raise ValueError(f"invalid_items must be 2-D (one row per query id), got shape {invalid_items.shape}")
             invalid_items = sp.csr_array(invalid_items)
         self._invalid = invalid_items
-        # as evaluate: one int seed (from None or a Generator), then the streams' key
-        self._seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if self._conf_interval else 0
         self._geometric = _geometric(self._columns)
         self.reset()
 

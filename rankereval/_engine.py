@@ -41,7 +41,7 @@ from rankereval._validation import (  # noqa: F401  (the option checks, one mess
     check_nan_handling)
 from rankereval.bootstrap import BootstrapResult, bootstrap_mean, poisson_result
 
-__all__ = ["Options", "OptionError", "options", "apply_nan_policy", "aggregate", "interval",
+__all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "aggregate", "interval",
            "random_seed", "stream_key", "partials", "merge_partials", "summarise", "cli_message"]
 
 # Below this many draws per thread the Poisson kernel uses fewer threads (see bootstrap.py).
@@ -134,6 +134,20 @@ def check_random_state(value, name="random_state"):
         return value
     rng(value, name)
     return value
+
+
+def merged_options(where, *, nan_handling, conf_interval, n_resamples, n_bootstrap_samples, confidence,
+                   random_state, resampling="poisson"):
+    """``(Options, seed)`` of an entry point that adds up partial sums (Dask, Spark, the
+    Accumulator): :func:`options` with ``merged=True`` after the ``n_bootstrap_samples``
+    rename, and the key of the Poisson streams (0 without intervals), derived as
+    :func:`rankereval.evaluate` derives it."""
+    n_resamples, n_name = renamed(n_resamples, n_bootstrap_samples, "n_resamples", "n_bootstrap_samples",
+                                  1000, where)
+    opts = options(nan_handling=nan_handling, conf_interval=conf_interval, n_resamples=n_resamples,
+                   confidence=confidence, resampling=resampling, random_state=random_state,
+                   names={"n_resamples": n_name}, merged=True)
+    return opts, (stream_key(random_seed(opts.random_state)) if opts.conf_interval else 0)
 
 
 def options(*, nan_handling="propagate", conf_interval=False, n_resamples=1000, confidence=0.95,

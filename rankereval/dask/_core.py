@@ -622,18 +622,13 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(labels, run, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
-    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
-                                          "n_bootstrap_samples", 1000, "evaluate")
-    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
-                           random_state=random_state, names={"n_resamples": n_name},
-                           merged=True)
+    opts, seed = _engine.merged_options("evaluate", nan_handling=nan_handling, conf_interval=conf_interval,
+                                        n_resamples=n_resamples, n_bootstrap_samples=n_bootstrap_samples,
+                                        confidence=confidence, random_state=random_state)
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     n_boot, conf = opts.n_resamples, opts.confidence
     if any(m.info.labels == "binary" for _, m in columns):
         check_relevance_level(relevance_level)
-    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
-    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     from rankereval.metrics._ties import check_ties
 
     score_options = (columns, relevance_level) if check_ties(ties) is None else (columns, relevance_level, ties)

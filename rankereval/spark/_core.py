@@ -459,12 +459,9 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
                                    "rankereval.spark.evaluate", unset=_UNSET)
     columns = _metric_columns(metrics)
-    n_resamples, n_name = _engine.renamed(n_resamples, n_bootstrap_samples, "n_resamples",
-                                          "n_bootstrap_samples", 1000, "evaluate")
-    opts = _engine.options(nan_handling=nan_handling, conf_interval=conf_interval,
-                           n_resamples=n_resamples, confidence=confidence, resampling="poisson",
-                           random_state=random_state, names={"n_resamples": n_name},
-                           merged=True)
+    opts, seed = _engine.merged_options("evaluate", nan_handling=nan_handling, conf_interval=conf_interval,
+                                        n_resamples=n_resamples, n_bootstrap_samples=n_bootstrap_samples,
+                                        confidence=confidence, random_state=random_state)
     nan_handling, conf_interval = opts.nan_handling, opts.conf_interval
     n_boot, conf = opts.n_resamples, opts.confidence
     ties = check_ties(ties)
@@ -474,8 +471,6 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
-    # as rankereval.evaluate: one int seed (from None or a Generator), then the streams' key
-    seed = _engine.stream_key(_engine.random_seed(opts.random_state)) if conf_interval else 0
     union, spec = _union(labels_df, run_df, query_col, item_col, grade_col, score_col, rank_col)
     if ties is not None:
         if spec["nested"]:
