@@ -35,10 +35,13 @@ _METRICS = (
     # trec_eval 10.0's other measures (rankereval.metrics._profile)
     "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
     "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved",
-    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC")
+    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
+    # the intent-aware diversity measures (rankereval.metrics._diversity)
+    "ERRIA", "NERRIA", "AlphaDCG", "AlphaNDCG", "NRBP", "NNRBP", "APIA", "PrecisionIA", "SubtopicRecall")
 #: {public name: module that defines it}
 _LAZY = {
-    **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
+    **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
+                    "rankereval.data"),
     "UndefinedMetricWarning": "rankereval.exceptions",
     "Evaluation": "rankereval._evaluation",
     "evaluate": "rankereval._evaluation",
@@ -92,6 +95,9 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
     from rankereval.metrics import AUROC, FallOut
+    from rankereval.data import IntentLabels
+    from rankereval.metrics import (
+        APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -107,6 +113,7 @@ del TYPE_CHECKING
 __all__ = [
     "BinaryLabels",
     "NumericLabels",
+    "IntentLabels",
     "Rankings",
     "InvalidValuesWarning",
     "UndefinedMetricWarning",
@@ -158,6 +165,15 @@ __all__ = [
     "ScaledRBPResidual",
     "FallOut",
     "AUROC",
+    "ERRIA",
+    "NERRIA",
+    "AlphaDCG",
+    "AlphaNDCG",
+    "NRBP",
+    "NNRBP",
+    "APIA",
+    "PrecisionIA",
+    "SubtopicRecall",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -75,6 +75,9 @@ def add_compare_subparser(sub):
                         "(default), zerofill, or propagate (that metric's results are NaN)")
     p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
                    help="grade from which a document is relevant for binary metrics (default: 1)")
+    p.add_argument("--intents", action="store_true",
+                   help="read the qrels as diversity qrels (query subtopic docid grade, as ndeval), for "
+                        "alpha_nDCG@k, ERR_IA@k, ... (implied when such a metric is asked for)")
     p.add_argument("-f", "--format", choices=FORMATS, default="table",
                    help="output format (default: table)")
     p.add_argument("--plot", metavar="FILE", default=None,
@@ -204,9 +207,11 @@ def _compare(args, out, err):
         raise UsageError("give at least two run files to compare")
     names = _run_names(args.runs, args.names)
     baseline = _baseline(args.baseline, names)
+    metrics = _metrics(args.metrics or DEFAULT_METRICS)
+    intents = args.intents or any(m.info.labels == "intents" for m in metrics.values())
     datas = {}
     for name, path in zip(names, args.runs):
-        data = read_trec(args.qrels, path, relevance_level=args.relevance_level, missing="empty")
+        data = read_trec(args.qrels, path, relevance_level=args.relevance_level, missing="empty", intents=intents)
         if not args.quiet:
             for note in data.report.notes():
                 if "not in the run" not in note:        # reported below, after alignment
@@ -216,7 +221,6 @@ def _compare(args, out, err):
         raise UsageError(f"--names gives every run the name {names[0]!r}: give at least two systems")
     # a name given to several runs: the runs of one system (seeds, folds)
     datas = {name: runs[0] if len(runs) == 1 else runs for name, runs in datas.items()}
-    metrics = _metrics(args.metrics or DEFAULT_METRICS)
     cmp = compare(None, datas, metrics, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, n_resamples=args.n_resamples, alternative=args.alternative,
                   nan_handling=args.nan_handling, queries=args.queries, random_state=args.seed)

@@ -87,6 +87,10 @@ def _add_eval_options(p, default_seed=DEFAULT_SEED):
                    help="score documents with equal scores over every order of each tied group: "
                         "expected (the mean over the orders, exact), optimistic (the best order) or "
                         "pessimistic (the worst); default: the --tie-break order only")
+    p.add_argument("--intents", action="store_true",
+                   help="read the qrels as diversity qrels (query subtopic docid grade, as ndeval): the "
+                        "second field is the intent, for alpha_nDCG@k, ERR_IA@k, ...; other metrics read "
+                        "each document's largest grade (implied when such a metric is asked for)")
     p.add_argument("--order-by", choices=ORDER_BY, default="score",
                    help="rank documents by descending score (default, as trec_eval) or ascending rank column")
     p.add_argument("--missing", choices=MISSING, default="drop",
@@ -431,14 +435,18 @@ def _run(args, qrels, run, out, err):
 
     # UsageError before any file is read
     texts = args.metrics or DEFAULT_METRICS
-    parse_metrics(texts, args)
+    asked, _ = parse_metrics(texts, args)
+    needs = [name for name, m in asked.items() if m.info.labels == "intents"]
+    if needs and not args.intents and not args.quiet:
+        print(f"rankereval: note: {needs[0]} reads judgements per intent: the qrels' second field is read as "
+              "the intent (subtopic), as ndeval reads it (--intents)", file=err)
     if qrels == "-" and run == "-":
         raise UsageError("only one of the two files can be standard input ('-')")
     qrels, run = (sys.stdin.buffer if path == "-" else path for path in (qrels, run))
     data = read_trec(qrels, run, relevance_level=args.relevance_level, tie_break=args.tie_break,
                      order_by=args.order_by, missing=args.missing, extra=args.extra,
                      progress=False if args.no_progress else None, depth=args.depth,
-                     ties="break" if args.ties is None else "keep")
+                     ties="break" if args.ties is None else "keep", intents=bool(args.intents or needs))
     if not args.quiet:
         for note in data.report.notes():
             print(f"rankereval: note: {note}", file=err)

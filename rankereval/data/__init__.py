@@ -3,6 +3,8 @@
 * :class:`BinaryLabels` and :class:`NumericLabels` hold one label row per query/user as a
   CSR structure (sorted item ids, no explicit zeros). Items that are not stored are not
   relevant (label 0).
+* :class:`IntentLabels` are :class:`NumericLabels` (each item's largest grade) that also keep
+  each intent's (subtopic's) grades, for the intent-aware diversity measures.
 * :class:`Rankings` holds one ranking per query/user as a padded integer array of shape
   ``(n_rankings, max_length)`` (pad value ``-1``) plus the length of each row.
 
@@ -18,11 +20,13 @@ them.
 """
 from rankereval.data._conversion import _host_array  # noqa: F401  (read by tests/test_topk.py)
 from rankereval.data._labels import BinaryLabels, Labels, NumericLabels, _restore_labels
+from rankereval.data._intents import IntentLabels, _restore_intent_labels
 from rankereval.data._rankings import Rankings, _filter_structure, _restore_rankings  # noqa: F401
 from rankereval.exceptions import InvalidValuesWarning
 
-__all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "Rankings"]
+__all__ = ["InvalidValuesWarning", "Labels", "BinaryLabels", "NumericLabels", "IntentLabels", "Rankings"]
 
-for _obj in (Labels, BinaryLabels, NumericLabels, Rankings, _restore_labels, _restore_rankings):
+for _obj in (Labels, BinaryLabels, NumericLabels, IntentLabels, Rankings, _restore_labels, _restore_intent_labels,
+             _restore_rankings):
     _obj.__module__ = __name__  # documented and pickled under the public name
 del _obj

@@ -271,7 +271,12 @@ class _Side:
     reason)`` builds the exception for line ``row`` and ``locate(row)`` describes it briefly.
     """
 
-    def __init__(self, q, d, value, rank, n, source, error, locate, n_comments=0, n_extra_fields=0):
+    def __init__(self, q, d, value, rank, n, source, error, locate, n_comments=0, n_extra_fields=0, intent=None,
+                 intent_ids=None):
+        # the intent (subtopic) code of each judgement line of diversity qrels, and the ids
+        # of the codes; None for other inputs
+        self.intent = intent
+        self.intent_ids = intent_ids
         self.n_comments = n_comments
         self.n_extra_fields = n_extra_fields
         self.q = q
@@ -311,10 +316,16 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     n_q, n_docs = len(query_ids), len(doc_ids)
 
     # duplicates in the judgements would be summed by a sparse matrix: refuse them
-    dup = _first_duplicate(lab.q, lab.d, n_docs)
+    intents = lab.intent
+    if intents is not None:  # diversity qrels: one judgement per (query, intent, document)
+        n_t = max(len(lab.intent_ids), 1)
+        dup = _first_duplicate(lab.q, intents.astype(np.int64) * max(n_docs, 1) + lab.d, n_t * max(n_docs, 1))
+    else:
+        dup = _first_duplicate(lab.q, lab.d, n_docs)
     if dup is not None:
         first, second = dup
-        raise lab.error(second, f"duplicate judgement for query {_r(query_ids[lab.q[second]])} and "
+        what = "" if intents is None else f", intent {_r(lab.intent_ids[intents[second]])}"
+        raise lab.error(second, f"duplicate judgement for query {_r(query_ids[lab.q[second]])}{what} and "
                                 f"{doc_word} {_r(doc_ids[lab.d[second]])} "
                                 f"(first given {lab.locate(first)})")
 
@@ -359,6 +370,11 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     n_negative = int(np.count_nonzero(lab.value < 0))
     by_row = np.lexsort((docs_l, rows_l))
     rows_l, docs_l, grades = rows_l[by_row], docs_l[by_row], grades[by_row]
+    if intents is not None:
+        # the lines of each intent, for IntentLabels; every other label object holds each
+        # document's largest grade over the intents
+        per_intent = (rows_l, docs_l, intents[lk][by_row], grades)
+        rows_l, docs_l, grades = _collapse_intents(rows_l, docs_l, grades)
     numeric = _labels_of(NumericLabels, rows_l, docs_l, np.maximum(grades, 0.0), n_rows, n_docs)
     relevant = grades >= relevance_level
     binary = _labels_of(BinaryLabels, rows_l, docs_l, relevant, n_rows, n_docs)
@@ -373,6 +389,8 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         judged_labels = judged_labels.with_judged(pool)
     binary = binary.with_judged(judged_labels)
     numeric = numeric.with_judged(judged_labels)
+    if intents is not None:
+        numeric = _intent_labels(per_intent, lab.intent_ids, doc_ids, n_rows, n_docs).with_judged(judged_labels)
 
     # ---- rankings
     rrow = row_of[run.q]
@@ -486,6 +504,46 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
         n_truncated_queries=n_truncated,
     )
     return TrecData(binary, numeric, rankings, query_ids[row_codes], doc_ids, report)
+
+
+def _collapse_intents(rows, docs, grades):
+    """The lines sorted by (row, document) with one line per (row, document): its largest grade."""
+    new = np.ones(rows.size, dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (docs[1:] != docs[:-1])
+    starts = np.flatnonzero(new)
+    if not starts.size:
+        return rows, docs, grades
+    return rows[starts], docs[starts], np.maximum.reduceat(grades, starts)
+
+
+def _intent_labels(lines, intent_ids, doc_ids, n_rows, n_docs):
+    """IntentLabels of judgement lines ``(row, document, intent code, grade)``: the intents of
+    each query numbered in the order of their ids (as numbers when all are integers, as
+    ndeval reads them), ties of the greedy ideal broken by the larger document id (ndeval's
+    comparison of document names)."""
+    from rankereval.data import IntentLabels
+
+    rows, docs, codes, grades = lines
+    ids = np.empty(len(intent_ids), dtype=object)
+    ids[:] = list(intent_ids)
+    try:
+        as_numbers = np.array([int(x) for x in ids], dtype=object)
+        rank_of = np.argsort(np.argsort(as_numbers, kind="stable"), kind="stable")
+    except (TypeError, ValueError):
+        try:
+            rank_of = np.argsort(np.argsort(ids.astype(str), kind="stable"), kind="stable")
+        except TypeError:
+            rank_of = np.arange(ids.size)
+    key = rows.astype(np.int64) * max(ids.size, 1) + rank_of[codes]
+    uniq, inverse = np.unique(key, return_inverse=True)
+    uniq_rows = uniq // max(ids.size, 1)
+    local = np.arange(uniq.size) - np.searchsorted(uniq_rows, uniq_rows, side="left")
+    try:
+        order = _id_rank(doc_ids, docs)
+    except TypeError:  # ids that cannot be sorted: the larger item id first
+        order = None
+    return IntentLabels._from_lines(rows.astype(np.int64), docs.astype(np.int64), local[inverse.ravel()],
+                                    np.asarray(grades, dtype=np.float64), n_rows, n_docs, order)
 
 
 def _labels_of(cls, rows, docs, values, n_rows, n_docs):

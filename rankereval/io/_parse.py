@@ -32,6 +32,8 @@ class _Format:
 
 
 _QRELS = _Format("qrels", ("query", "iteration", "docid", "relevance"), "relevance", "relevance grade", False)
+# the diversity qrels of the TREC Web track (ndeval): the second field is the intent (subtopic)
+_QRELS_INTENTS = _Format("qrels", ("query", "intent", "docid", "relevance"), "relevance", "relevance grade", False)
 
 
 # trec_eval 10 ignores the fields of a run line after the sixth (the tag)
@@ -74,6 +76,7 @@ class _Parsed:
         self.fmt = fmt
         self.q = _IdColumn(arrow, runs=True, seed=seeds[0])
         self.d = _IdColumn(arrow, seed=seeds[1])
+        self.t = _IdColumn(arrow) if "intent" in fmt.columns else None  # the intents of diversity qrels
         self._values, self._ranks = [], [] if need_rank else None
         self.value = self.rank = None
         self.n_comments = 0  # comment lines skipped
@@ -87,16 +90,17 @@ class _Parsed:
         self._pending = None  # the ids of the last block, being added on a helper thread
         self._next_check = _DUPLICATE_CHECK_ROWS  # rows at which check_duplicates looks again
 
-    def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra, helper=None):
-        """Append a block's columns (``q``/``d``: lists of arrays); ``lines``: the 1-based line
-        numbers within the block of its rows, or None when they are its lines 1, 2, ...
-        With an executor ``helper``, the ids are added there, after the previous block's."""
+    def add(self, q, d, value, rank, n_lines, lines, n_comments, n_extra, t=None, helper=None):
+        """Append a block's columns (``q``/``d``/``t``: lists of arrays, ``t`` the intents of
+        diversity qrels or None); ``lines``: the 1-based line numbers within the block of its
+        rows, or None when they are its lines 1, 2, ... With an executor ``helper``, the ids
+        are added there, after the previous block's."""
         self._wait()
         if helper is None:
-            self._add_ids(q, d)
+            self._add_ids(q, d, t)
         else:
             # in this thread's context (the parser forced by tests is a context variable)
-            self._pending = helper.submit(contextvars.copy_context().run, self._add_ids, q, d)
+            self._pending = helper.submit(contextvars.copy_context().run, self._add_ids, q, d, t)
         self._values.append(value)
         if self._ranks is not None:
             self._ranks.append(rank)
@@ -124,22 +128,33 @@ class _Parsed:
         # packed short ids stay packed (no pyarrow for plain files); unpacked for the message
         q, uq = self.q.codes(packed=True)
         d, ud = self.d.codes(packed=True)
-        dup = _first_duplicate(q, d, len(ud))
+        if self.t is not None:  # diversity qrels: one judgement per (query, intent, document)
+            t, ut = self.t.codes(packed=True)
+            dup = _first_duplicate(q, t.astype(np.int64) * max(len(ud), 1) + d, len(ut) * max(len(ud), 1))
+        else:
+            dup = _first_duplicate(q, d, len(ud))
         if dup is None:
             return
         first, second = dup
         qid, did = _id_at(self.q, uq, q[second]), _id_at(self.d, ud, d[second])
-        if self.fmt.kind == "qrels":
-            reason = f"duplicate judgement for query {qid!r} and document {did!r}"
+        if self.t is not None:
+            reason = (f"duplicate judgement for query {qid!r}, intent {_id_at(self.t, ut, t[second])!r} and "
+                      f"document {did!r}")
+        elif self.fmt.kind == "qrels":
+            reason = (f"duplicate judgement for query {qid!r} and document {did!r} (if the second field is an "
+                      "intent (subtopic), as in TREC Web diversity qrels, read them with intents=True: "
+                      "--intents on the command line)")
         else:
             reason = f"duplicate document {did!r} for query {qid!r}"
         raise self.error(second, f"{reason} (first given on line {self.line(first)})")
 
-    def _add_ids(self, q, d):
+    def _add_ids(self, q, d, t=None):
         for part in q:
             self.q.add(part)
         for part in d:
             self.d.add(part)
+        for part in t or ():
+            self.t.add(part)
 
     def _wait(self):
         if self._pending is not None:
@@ -331,18 +346,18 @@ def _parse_block(arrow, name, block, fmt, need_rank, line0):
         # part of its line's first field, as anywhere but at the file's start (and as
         # trec_eval reads it), while both parsers would skip it at the start of what they
         # are given: an empty line first
-        q, d, value, rank, _n, lines, n_comments, n_extra = _parse_block(
+        q, d, value, rank, _n, lines, n_comments, n_extra, t = _parse_block(
             arrow, name, b"\n" + bytes(block[skip:]), fmt, need_rank, line0 - 1)
-        return q, d, value, rank, n_lines, lines - 1, n_comments, n_extra
+        return q, d, value, rank, n_lines, lines - 1, n_comments, n_extra, t
     buf, n_comments, n_extra = block, 0, 0
     bom = line0 == 0 and bytes(block[:3]) == b"\xef\xbb\xbf"
-    if arrow and not (special or bom or irregular or need_rank):
+    if arrow and not (special or bom or irregular or need_rank) and "intent" not in fmt.columns:
         # short ASCII ids and plain decimal numbers (most files): read here, ids packed
         plain = parse_plain(block, fmt.ncols, fmt.columns.index("query"), fmt.columns.index("docid"),
                             fmt.columns.index(fmt.value), n_lines)
         if plain is not None:
             q, d, value = plain
-            return [q], [d], value, None, n_lines, _nonblank_lines(bytes(block)) if n_empty else None, 0, 0
+            return [q], [d], value, None, n_lines, _nonblank_lines(bytes(block)) if n_empty else None, 0, 0, None
     if special or bom:
         buf, n_comments = _skip_comments(_light_normalise(bytes(block), start=line0 == 0))
         _n, n_empty, irregular, _s = scan_block(buf)
@@ -351,8 +366,8 @@ def _parse_block(arrow, name, block, fmt, need_rank, line0):
     pa = _pyarrow_for_reading() if arrow else None
     if pa is None:
         buf, n_extra = _drop_extra_fields(bytes(buf), fmt)
-        q, d, value, rank = _parse_pandas(name, buf, fmt, need_rank, line0)
-        q, d = [q], [d]
+        q, d, value, rank, t = _parse_pandas(name, buf, fmt, need_rank, line0)
+        q, d, t = [q], [d], (None if t is None else [t])
     else:
         cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
         if exc is not None and fmt.extra_fields:
@@ -361,10 +376,10 @@ def _parse_block(arrow, name, block, fmt, need_rank, line0):
                 cols, exc = _parse_arrow(pa, buf, fmt, need_rank)
         if exc is not None:
             _diagnose(name, bytes(buf), fmt, need_rank, exc, line0)
-        q, d, value, rank = cols
+        q, d, value, rank, t = cols
     # blank lines are not rows (after collapsing spaces, neither are lines of spaces)
     lines = _nonblank_lines(bytes(buf)) if (n_empty or irregular or special or bom) else None
-    return q, d, value, rank, n_lines, lines, n_comments, n_extra
+    return q, d, value, rank, n_lines, lines, n_comments, n_extra, t
 
 
 def _parse_arrow(pa, buf, fmt, need_rank):
@@ -374,6 +389,10 @@ def _parse_arrow(pa, buf, fmt, need_rank):
 
     types = {"query": pa.string(), "docid": pa.string(), fmt.value: pa.float64()}
     include = ["query", "docid", fmt.value]
+    intents = "intent" in fmt.columns
+    if intents:
+        types["intent"] = pa.string()
+        include.append("intent")
     if need_rank:
         types["rank"] = pa.int64()
         include.append("rank")
@@ -389,14 +408,15 @@ def _parse_arrow(pa, buf, fmt, need_rank):
         )
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
-            _q, _d, value, rank = _empty_columns(need_rank)
-            return ([], [], value, rank), None
+            _q, _d, value, rank, _t = _empty_columns(need_rank)
+            return ([], [], value, rank, [] if intents else None), None
         return None, exc
     # the id columns as the parser's chunks (no copy); the spaces were checked to be single
     # ones between fields, so no id is empty
     value = table.column(fmt.value).to_numpy()
     rank = table.column("rank").to_numpy() if need_rank else None
-    return (table.column("query").chunks, table.column("docid").chunks, value, rank), None
+    return (table.column("query").chunks, table.column("docid").chunks, value, rank,
+            table.column("intent").chunks if intents else None), None
 
 
 def _parse_pandas(name, buf, fmt, need_rank, line0=0):
@@ -405,17 +425,18 @@ def _parse_pandas(name, buf, fmt, need_rank, line0=0):
 
     pd = _pandas()
     if not buf.strip(b"\n"):
-        return _empty_columns(need_rank)
+        return _empty_columns(need_rank, "intent" in fmt.columns)
     # the C parser fills short lines with NaN and its messages count lines differently:
     # check the column counts first (vectorised, cheap next to the parse itself)
     err = _column_count_error(name, buf, fmt, line0)
     if err is not None:
         raise err
-    include = ["query", "docid", fmt.value] + (["rank"] if need_rank else [])
+    intents = "intent" in fmt.columns
+    include = ["query", "docid", fmt.value] + (["rank"] if need_rank else []) + (["intent"] if intents else [])
     try:
         df = pd.read_csv(
             io.BytesIO(buf), sep=" ", header=None, names=list(fmt.columns), usecols=include,
-            dtype={"query": object, "docid": object, fmt.value: object, "rank": object},
+            dtype={"query": object, "docid": object, fmt.value: object, "rank": object, "intent": object},
             quoting=csv.QUOTE_NONE, na_filter=False, skip_blank_lines=True, engine="c",
             encoding="utf-8",
         )
@@ -437,12 +458,14 @@ def _parse_pandas(name, buf, fmt, need_rank, line0=0):
             rank = df["rank"].astype(np.int64).to_numpy()
         except (ValueError, OverflowError) as exc:
             _diagnose(name, buf, fmt, need_rank, ValueError(f"conversion to int64 failed: {exc}"), line0)
-    return df["query"].to_numpy(), df["docid"].to_numpy(), values, rank
+    return (df["query"].to_numpy(), df["docid"].to_numpy(), values, rank,
+            df["intent"].to_numpy() if intents else None)
 
 
-def _empty_columns(need_rank):
+def _empty_columns(need_rank, intents=False):
     e = np.zeros(0, dtype=object)
-    return e, e, np.zeros(0, dtype=np.float64), (np.zeros(0, dtype=np.int64) if need_rank else None)
+    return (e, e, np.zeros(0, dtype=np.float64), (np.zeros(0, dtype=np.int64) if need_rank else None),
+            e if intents else None)
 
 
 def _check_values(p):

@@ -76,6 +76,36 @@ def _flatten_dict(nested, arg, value_word):
     return q, d, v
 
 
+def _flatten_intents(nested):
+    """(queries, intents, documents, values) of ``{query_id: {intent: {doc_id: relevance}}}``."""
+    q, t, d, v = [], [], [], []
+    for qid, by_intent in nested.items():
+        if not isinstance(by_intent, Mapping):
+            raise TypeError(f"qrels[{qid!r}] must be a dict {{intent: {{doc_id: relevance}}}}, "
+                            f"got {type(by_intent).__name__}")
+        for intent, docs in by_intent.items():
+            if not isinstance(docs, Mapping):
+                raise TypeError(f"qrels[{qid!r}][{intent!r}] must be a dict {{doc_id: relevance}} (the qrels hold "
+                                f"judgements per intent), got {type(docs).__name__}")
+            q.extend([qid] * len(docs))
+            t.extend([intent] * len(docs))
+            d.extend(docs.keys())
+            v.extend(docs.values())
+    return q, t, d, v
+
+
+def _has_intents(nested):
+    """Whether a dict of qrels is ``{query: {intent: {doc: grade}}}`` (its first judgement is
+    a dict): a grade is never a dict, so the three levels are told apart without a flag."""
+    if not isinstance(nested, Mapping):
+        return False
+    for docs in nested.values():
+        if isinstance(docs, Mapping):
+            for value in docs.values():
+                return isinstance(value, Mapping)
+    return False
+
+
 def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop", depth=None, *,
                ties="break"):
     """Labels and rankings from ranx-style dicts of dicts.
@@ -83,7 +113,9 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
     Parameters
     ----------
     qrels : dict of dicts, or an object with ``to_dict()`` such as ``ranx.Qrels``
-        ``{query_id: {doc_id: relevance}}``.
+        ``{query_id: {doc_id: relevance}}``; or, for diversity judgements,
+        ``{query_id: {intent: {doc_id: relevance}}}`` (told apart by their third level of dicts),
+        whose ``numeric_labels`` are then :class:`~rankereval.IntentLabels`.
     run : dict of dicts, or an object with ``to_dict()`` such as ``ranx.Run``
         ``{query_id: {doc_id: score}}``, higher scores first.
     relevance_level, tie_break, missing, extra, depth, ties
@@ -115,6 +147,18 @@ def from_dicts(qrels, run, relevance_level=1, tie_break="trec_eval", missing="dr
     array([0.6309, 1.    ])
     """
     _check_options(relevance_level, tie_break, "score", missing, extra, depth, ties)
+    if _has_intents(qrels):
+        lq, lt, ld, lv = _flatten_intents(qrels)
+        rq, rd, rv = _flatten_dict(run, "run", "score")
+
+        def locate3(q, t, d):
+            return lambda row: f"entry [{_r(q[row])}][{_r(t[row])}][{_r(d[row])}]"
+
+        def locate2(q, d):
+            return lambda row: f"entry [{_r(q[row])}][{_r(d[row])}]"
+
+        return _from_columns((lq, ld, lv), (rq, rd, rv), (locate3(lq, lt, ld), locate2(rq, rd)),
+                             relevance_level, tie_break, missing, extra, depth, ties, intents=lt)
     lq, ld, lv = _flatten_dict(qrels, "qrels", "relevance")
     rq, rd, rv = _flatten_dict(run, "run", "score")
 
@@ -202,11 +246,16 @@ def from_records(qrels, run, relevance_level=1, tie_break="trec_eval", missing="
                          depth, ties)
 
 
-def _from_columns(qrels, run, locators, relevance_level, tie_break, missing, extra, depth, ties="break"):
+def _from_columns(qrels, run, locators, relevance_level, tie_break, missing, extra, depth, ties="break",
+                  intents=None):
     """TrecData of the (queries, documents, values) columns of the qrels and the run, through
-    the DataFrame path of :func:`from_dataframes`."""
+    the DataFrame path of :func:`from_dataframes`; ``intents``: the intent of each qrels entry
+    (diversity judgements), or None."""
     _check_ids(qrels[0], run[0], "query", ("qrels", "run"))
     _check_ids(qrels[1], run[1], "doc", ("qrels", "run"))
-    return _from_frames(_frame(*qrels, "relevance"), _frame(*run, "score"), "query", "item", "relevance", "score",
+    frame = _frame(*qrels, "relevance")
+    if intents is not None:
+        frame["intent"] = _pandas().Series(intents, dtype=object)
+    return _from_frames(frame, _frame(*run, "score"), "query", "item", "relevance", "score",
                         None, "score", relevance_level, tie_break, missing, extra, depth, ("qrels", "run"),
-                        locators, "document", ties)
+                        locators, "document", ties, "intent" if intents is not None else None)

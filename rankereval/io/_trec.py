@@ -8,7 +8,7 @@ from rankereval._choices import EXTRA, MISSING, ORDER_BY, TIE_BREAKS  # noqa: F4
 from rankereval._validation import check_k
 from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _unpack_ids,
                                      _unpack_short_strings)
-from rankereval.io._parse import _QRELS, _RUN, _parse
+from rankereval.io._parse import _QRELS, _QRELS_INTENTS, _RUN, _parse
 from rankereval.io._source import _arrow_memory, _pandas
 
 
@@ -39,7 +39,7 @@ def sample_paths():
 
 
 def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score", missing="drop",
-              extra="drop", progress=None, depth=None, *, ties="break"):
+              extra="drop", progress=None, depth=None, *, ties="break", intents=False):
     """Read a TREC qrels file and a TREC run file into labels and rankings.
 
     Parameters
@@ -77,6 +77,14 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
         the tied documents (``ties="expected"`` in :func:`rankereval.evaluate` and
         :meth:`Metric.score <rankereval.Metric.score>`); the order is ``tie_break``'s
         either way. With ``depth``, a group crossing the depth is cut there, as the run is.
+    intents : bool, default=False
+        Read ``qrels`` as diversity qrels (ndeval's and the TREC Web track's
+        ``query subtopic docid grade``): the second field is the intent (subtopic) of the
+        judgement, and a document may be judged once per intent. ``numeric_labels`` are then
+        :class:`~rankereval.IntentLabels` (for the intent-aware measures, e.g.
+        ``alpha_nDCG@20``), every other metric reading each document's largest grade over the
+        intents. Declared, not detected: both formats have four fields, and the second field of
+        an ordinary qrels file (the "iteration") is not interpreted.
 
     Returns
     -------
@@ -106,14 +114,15 @@ def read_trec(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="sc
     0.4909
     """
     _check_options(relevance_level, tie_break, order_by, missing, extra, depth, ties)
+    _check_intents(intents)
     _pandas()  # fail early, with an installation hint, if pandas is missing
     with _arrow_memory():
         return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
-                          ties=ties)
+                          ties=ties, intents=intents)
 
 
 def _read_trec_for_printing(qrels, run, relevance_level=1, tie_break="trec_eval", order_by="score",
-                            missing="drop", extra="drop", progress=None, depth=None, ties="break"):
+                            missing="drop", extra="drop", progress=None, depth=None, ties="break", intents=False):
     """:func:`read_trec` for the command line, which prints the query ids and looks up only
     a few document ids (ties, error messages): when every id is short (at most 8 bytes, as
     most query and document ids are) and the lines are plain, ``query_ids`` is a NumPy string
@@ -121,14 +130,21 @@ def _read_trec_for_printing(qrels, run, relevance_level=1, tie_break="trec_eval"
     neither pandas nor pyarrow is imported (together about 0.4 s of CPU, most of the time of
     an everyday file); otherwise the same TrecData as :func:`read_trec`."""
     _check_options(relevance_level, tie_break, order_by, missing, extra, depth, ties)
+    _check_intents(intents)
     with _arrow_memory():
         return _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
-                          numpy_ids=True, ties=ties)
+                          numpy_ids=True, ties=ties, intents=intents)
+
+
+def _check_intents(intents):
+    if not isinstance(intents, (bool, np.bool_)):
+        raise TypeError(f"intents must be True or False, got {intents!r}")
 
 
 def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra, progress, depth,
-               numpy_ids=False, ties="break"):
-    pq = _parse(qrels, _QRELS, progress)
+               numpy_ids=False, ties="break", intents=False):
+    pq = _parse(qrels, _QRELS_INTENTS if intents else _QRELS, progress)
+    t_l, ut_l = pq.t.factorize() if intents else (None, None)
     q_l, uq_l = pq.q.factorize(packed=True)
     d_l, ud_l = pq.d.factorize(packed=True)
     # the run's short ids get their codes in tables that start from the labels' ids: the
@@ -158,15 +174,20 @@ def _read_trec(qrels, run, relevance_level, tie_break, order_by, missing, extra,
     del q_l, d_l, q_r, d_r
     pq.q = pq.d = pr.q = pr.d = None  # the id strings live on in query_ids and doc_ids only
 
-    def side(p, q, d):
+    def side(p, q, d, t=None, ut=None):
         return _Side(q, d, p.value, p.rank, len(p), p.name, p.error, lambda row: f"on line {p.line(row)}",
-                     p.n_comments, p.n_extra_fields)
+                     p.n_comments, p.n_extra_fields, t, None if ut is None else _id_list(ut))
 
-    lab = side(pq, lab_q, lab_d)
+    lab = side(pq, lab_q, lab_d, t_l, ut_l)
     run = side(pr, run_q, run_d)
     del lab_q, lab_d, run_q, run_d
     return _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
                      "document", depth, ties)
+
+
+def _id_list(ids):
+    """The ids of a column's uniques (pyarrow strings, a pandas Index or an array) as a list."""
+    return ids.to_pylist() if hasattr(ids, "to_pylist") else list(ids)
 
 
 def _is_packed(ids):
@@ -192,7 +213,7 @@ def order_columns(columns, score_col, rank_col, what):
 
 def from_dataframes(labels, run, query_col="query", item_col="item", label_col="label", score_col=None,
                     rank_col=None, relevance_level=1, tie_break="trec_eval", missing="drop", extra="drop",
-                    depth=None, *, ties="break"):
+                    depth=None, *, ties="break", intent_col=None):
     """Labels and rankings from two pandas DataFrames in long format.
 
     Parameters
@@ -213,6 +234,10 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     relevance_level, tie_break, missing, extra, depth, ties
         As in :func:`read_trec`. ``tie_break`` compares item ids in their natural order
         (numbers numerically, strings lexicographically).
+    intent_col : str or None, default=None
+        The intent (subtopic) column of ``labels``, for diversity judgements: one row per
+        (query, intent, item), and ``numeric_labels`` are :class:`~rankereval.IntentLabels`
+        (as ``read_trec(..., intents=True)``).
 
     Returns
     -------
@@ -253,7 +278,10 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
     score_col, rank_col = order_columns(list(run.columns), score_col, rank_col, "run")
     order_by = "rank" if rank_col is not None else "score"
     value_col = rank_col if rank_col is not None else score_col
-    for df, what, cols in ((labels, "labels", (query_col, item_col, label_col)),
+    if intent_col is not None and not isinstance(intent_col, str):
+        raise TypeError(f"intent_col must be a column name (str) or None, got {intent_col!r}")
+    for df, what, cols in ((labels, "labels", (query_col, item_col, label_col) + (
+            (intent_col,) if intent_col is not None else ())),
                            (run, "run", (query_col, item_col, value_col))):
         absent = [c for c in cols if c not in df.columns]
         if absent:
@@ -264,11 +292,11 @@ def from_dataframes(labels, run, query_col="query", item_col="item", label_col="
 
     return _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
                         tie_break, missing, extra, depth, ("labels DataFrame", "run DataFrame"),
-                        (locate(labels), locate(run)), "item", ties)
+                        (locate(labels), locate(run)), "item", ties, intent_col)
 
 
 def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_col, order_by, relevance_level,
-                 tie_break, missing, extra, depth, sources, locators, doc_word, ties="break"):
+                 tie_break, missing, extra, depth, sources, locators, doc_word, ties="break", intent_col=None):
     """TrecData of two checked long-format DataFrames (of the user's, or built from dicts or
     records): ``sources`` name the two inputs and ``locators`` describe a row of each in
     error messages."""
@@ -285,7 +313,8 @@ def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_co
     lwhere, lshort = where_for(sources[0], locators[0])
     rwhere, rshort = where_for(sources[1], locators[1])
     for df, where, col in ((labels, lwhere, query_col), (labels, lwhere, item_col),
-                           (run, rwhere, query_col), (run, rwhere, item_col)):
+                           (run, rwhere, query_col), (run, rwhere, item_col)) + (
+            ((labels, lwhere, intent_col),) if intent_col is not None else ()):
         isna = df[col].isna().to_numpy()
         if isna.any():
             raise where(int(np.argmax(isna)), f"missing id in column {col!r}")
@@ -310,7 +339,11 @@ def _from_frames(labels, run, query_col, item_col, label_col, score_col, rank_co
     dl, dr, doc_ids = codes_of(labels[item_col], run[item_col])
     query_ids = query_ids.rename(query_col)
     doc_ids = doc_ids.rename(item_col)
-    lab = _Side(ql, dl, grades, None, len(labels), sources[0], lwhere, lshort)
+    intents = intent_ids = None
+    if intent_col is not None:
+        intents, intent_ids = pd.factorize(labels[intent_col])
+        intents, intent_ids = intents.astype(np.int64), list(intent_ids)
+    lab = _Side(ql, dl, grades, None, len(labels), sources[0], lwhere, lshort, intent=intents, intent_ids=intent_ids)
     runs = _Side(qr, dr, values, ranks, len(run), sources[1], rwhere, rshort)
     return _assemble(lab, runs, query_ids, doc_ids, relevance_level, tie_break, order_by, missing, extra,
                      doc_word, depth, ties)

@@ -28,7 +28,8 @@ The package is organised by family, as :mod:`sklearn.metrics` is: ``_base`` (the
 :class:`Metric` class, the registry, mean and bootstrap), ``_binary`` (set-based metrics of
 the top k), ``_rank`` (where the relevant items are), ``_graded`` (DCG, NDCG, RBP, ERR),
 ``_trec`` (trec_eval's other measures: R-precision, the counts, interpolated precision,
-GMAP, bpref, Judged), ``_beyond`` (novelty, popularity, long tail and diversity of each
+GMAP, bpref, Judged), ``_diversity`` (the intent-aware measures of ndeval, which read
+:class:`~rankereval.IntentLabels`), ``_beyond`` (novelty, popularity, long tail and diversity of each
 ranking, which read rankings only), ``_system`` (system-level metrics: one value for all
 rankings) and ``_names`` (the name grammar). Every public name is importable from here.
 """
@@ -45,6 +46,8 @@ from rankereval.metrics._profile import (  # isort: skip
     RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
     RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
 from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
+from rankereval.metrics._diversity import (  # isort: skip
+    APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -97,6 +100,15 @@ __all__ = [
     "ScaledRBPResidual",
     "FallOut",
     "AUROC",
+    "ERRIA",
+    "NERRIA",
+    "AlphaDCG",
+    "AlphaNDCG",
+    "NRBP",
+    "NNRBP",
+    "APIA",
+    "PrecisionIA",
+    "SubtopicRecall",
     "Novelty",
     "AveragePopularity",
     "TailShare",

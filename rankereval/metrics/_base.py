@@ -27,7 +27,7 @@ from rankereval.exceptions import UndefinedMetricWarning
 _REGISTRY = {}
 
 _CUTOFFS = ("required", "optional", "none")
-_LABELS = ("binary", "graded", "none")
+_LABELS = ("binary", "graded", "none", "intents")
 _AGGREGATES = ("mean", "geometric")
 
 #: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
@@ -104,7 +104,8 @@ class MetricInfo:
         'binary': needs :class:`~rankereval.BinaryLabels` (graded labels are thresholded
         by :func:`rankereval.evaluate`); 'graded': uses the label values as they are;
         'none': reads the rankings only (the beyond-accuracy metrics), so ``y_true`` may be
-        None and is not read when given.
+        None and is not read when given; 'intents': needs :class:`~rankereval.IntentLabels`
+        (a judgement per intent: the diversity measures, ``rankereval.metrics._diversity``).
     cutoff : {'required', 'optional', 'none'}
         Whether the metric takes ``k``: always, optionally (``k=None`` is the whole
         ranking), or never.
@@ -169,10 +170,10 @@ class MetricInfo:
             if self.kernel not in _beyond.KERNELS:
                 raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval._beyond; "
                                  f"known: {sorted(_beyond.KERNELS)}")
-        elif self.kernel not in _kernels.METRIC_IDS and self.kernel != "profile":
+        elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity"):
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
                              f"known: {sorted(_kernels.METRIC_IDS)} (or 'profile': "
-                             "rankereval.metrics._profile)")
+                             "rankereval.metrics._profile, or 'diversity': rankereval.metrics._diversity)")
         if self.aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}")
         if self.at != "k" and self.at not in self.reals:
@@ -205,7 +206,8 @@ def _registered(everything=False):
     classes = list(_REGISTRY.values())
     if everything:
         return classes
-    return [c for c in classes if issubclass(c, Metric) and c.info.labels != "none" and not c.info.inputs]
+    return [c for c in classes if issubclass(c, Metric) and c.info.labels not in ("none", "intents")
+            and not c.info.inputs]
 
 
 def _register(cls):
@@ -604,16 +606,18 @@ def _score_many(metrics, y_true, y_pred):
     ``_kernel_args`` may also name another reduction than the class's (``kernel``), a real
     parameter (``param``) and whether it reads the judged items (``judged``). The metrics of
     the relevance profile (``MetricInfo.kernel == "profile"``) are scored together by
-    :func:`rankereval.metrics._profile.score_profiles`."""
-    if any(type(m).info.kernel == "profile" for m in metrics):
-        score_profiles = _PROFILE_SCORER[0]  # set by rankereval.metrics._profile, which defines them
-        own = [j for j, m in enumerate(metrics) if type(m).info.kernel == "profile"]
-        rest = [j for j, m in enumerate(metrics) if type(m).info.kernel != "profile"]
-        out = np.empty((y_pred.n_rows, len(metrics)), dtype=np.float64)
-        out[:, own] = score_profiles([metrics[j] for j in own], y_true, y_pred)
-        if rest:
-            out[:, rest] = _score_many([metrics[j] for j in rest], y_true, y_pred)
-        return out
+    :func:`rankereval.metrics._profile.score_profiles`, those of the diversity family
+    (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`."""
+    for pseudo, scorer in (("profile", _PROFILE_SCORER), ("diversity", _DIVERSITY_SCORER)):
+        if any(type(m).info.kernel == pseudo for m in metrics):
+            own = [j for j, m in enumerate(metrics) if type(m).info.kernel == pseudo]
+            rest = [j for j, m in enumerate(metrics) if type(m).info.kernel != pseudo]
+            out = np.empty((y_pred.n_rows, len(metrics)), dtype=np.float64)
+            # the scorer is set by the module that defines the metrics (which imports this one)
+            out[:, own] = scorer[0]([metrics[j] for j in own], y_true, y_pred)
+            if rest:
+                out[:, rest] = _score_many([metrics[j] for j in rest], y_true, y_pred)
+            return out
     ranks = y_pred.indices
     args = [m._kernel_args(y_true, y_pred) for m in metrics]
     ids = np.array([_kernels.METRIC_IDS[a["kernel"]] if "kernel" in a else type(m)._kernel_id
@@ -675,6 +679,8 @@ def _score_many(metrics, y_true, y_pred):
 #: the scorer of the profile metrics (``rankereval.metrics._profile.score_profiles``), put here
 #: by that module (which imports this one) when it defines them
 _PROFILE_SCORER = [None]
+#: the scorer of the diversity family (``rankereval.metrics._diversity.score_diversity``), likewise
+_DIVERSITY_SCORER = [None]
 
 
 def _positional(where, n_fixed, args, names, given, defaults):
@@ -745,7 +751,8 @@ def format_name(metric):
 
 def labels_for(metric, binary_labels, numeric_labels):
     """The labels ``metric`` reads: graded values where it uses them, else the binary ones."""
-    return numeric_labels if metric.info.labels == "graded" and numeric_labels is not None else binary_labels
+    return numeric_labels if metric.info.labels in ("graded", "intents") and numeric_labels is not None \
+        else binary_labels
 
 
 #: the names other features use (shared with evaluate's columns and the command line)

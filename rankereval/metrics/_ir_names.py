@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from rankereval.metrics._adjusted import Adjusted
 
 from rankereval.metrics._binary import AP, Precision, Recall, Success
+from rankereval.metrics._diversity import (
+    APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._graded import ERR, NDCG, RBP
 from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
@@ -96,6 +98,23 @@ def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
 
+#: the note of the diversity measures (ndeval's values; see rankereval.metrics._diversity)
+_NDEVAL_NOTE = ("needs IntentLabels (read_trec(..., intents=True)); a query without any relevant item is NaN "
+                "(ndeval: 0); without a cutoff: the whole ranking (ir_measures needs one)")
+_AT1 = "; @1 divided by the ideal-ideal gain like every cutoff (ndeval leaves rank 1 undivided)"
+
+
+def _diversity(cls):
+    """``build`` of a diversity measure: ``cls`` with the cutoff (if it takes one), ``alpha`` and
+    ``beta`` given (``rel`` is set by the name reader, as for every measure with ``rel``)."""
+    def build(cutoff, params):
+        kwargs = {p: params[p] for p in ("alpha", "beta") if p in params}
+        if cls.info.cutoff != "none":
+            kwargs["k"] = cutoff
+        return cls(**kwargs)
+    return build
+
+
 #: why the C/W/L measures (ir_measures' cwl_eval provider) are refused
 _CWL = ("a C/W/L measure (cwl_eval's user-browsing model: continuation, weight and last-probability "
         "functions of the gains so far); rankereval's kernels do not implement that model yet")
@@ -154,16 +173,20 @@ ENTRIES = [
     *(IrEntry(n, c, p, unsupported=_CWL) for n, c, p in (
         ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
         ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
-    # diversity measures: judgements per query intent (subtopic), which rankereval's labels do not hold
-    *(IrEntry(n, c, p, unsupported="a diversity measure: it needs judgements per intent "
-                                            "(subtopic), which rankereval's labels do not hold yet", aliases=a)
-      for n, c, p, a in (
-          ("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), {"α_nDCG": {}}),
-          ("alpha_DCG", "optional", ("rel", "alpha", "judged_only"), {"α_DCG": {}}),
-          ("ERR_IA", "optional", _REL_J, {}), ("nERR_IA", "optional", _REL_J, {}),
-          ("P_IA", "optional", _REL_J, {}), ("AP_IA", "none", _REL_J, {"MAP_IA": {}}),
-          ("StRecall", "optional", _REL, {}), ("NRBP", "none", ("rel", "alpha", "beta"), {}),
-          ("nNRBP", "none", ("rel", "alpha", "beta"), {}))),
+    # the intent-aware diversity measures (ndeval, ir_measures' pyndeval provider): IntentLabels
+    IrEntry("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), _diversity(AlphaNDCG),
+            ("rel", "alpha", "judged_only"), aliases={"α_nDCG": {}}, note=_NDEVAL_NOTE),
+    IrEntry("alpha_DCG", "optional", ("rel", "alpha", "judged_only"), _diversity(AlphaDCG),
+            ("rel", "alpha", "judged_only"), aliases={"α_DCG": {}}, note=_NDEVAL_NOTE + _AT1),
+    IrEntry("ERR_IA", "optional", _REL_J, _diversity(ERRIA), _REL_J, note=_NDEVAL_NOTE + _AT1),
+    IrEntry("nERR_IA", "optional", _REL_J, _diversity(NERRIA), _REL_J, note=_NDEVAL_NOTE),
+    IrEntry("P_IA", "optional", _REL_J, _diversity(PrecisionIA), _REL_J, note=_NDEVAL_NOTE),
+    IrEntry("AP_IA", "none", _REL_J, _diversity(APIA), _REL_J, aliases={"MAP_IA": {}}, note=_NDEVAL_NOTE),
+    IrEntry("StRecall", "optional", _REL, _diversity(SubtopicRecall), _REL, note=_NDEVAL_NOTE),
+    IrEntry("NRBP", "none", ("rel", "alpha", "beta"), _diversity(NRBP), ("rel", "alpha", "beta"),
+            note=_NDEVAL_NOTE),
+    IrEntry("nNRBP", "none", ("rel", "alpha", "beta"), _diversity(NNRBP), ("rel", "alpha", "beta"),
+            note=_NDEVAL_NOTE),
 ]
 
 #: every ir_measures name (measures and aliases) -> (entry, parameters the alias fixes)

@@ -290,6 +290,9 @@ def _ir_measure(name, text, defaults=None):
         metric = entry.build(cut, params)
     except ValueError as exc:
         raise ValueError(f"ir_measures measure {name!r}: {exc}") from None
+    if rel is not None and "rel" in metric._params():  # a relevance level of its own (the diversity measures)
+        metric = type(metric)(**{**metric._params(), "rel": rel})
+        rel = None
     now = metric._params()
     fixed = {"k", metric.info.at, *metric.info.inputs} | ({"relevance_scaling"} if "dcg" in params else set())
     changed = {k: v for k, v in (defaults or {}).items() if k in now and k not in fixed and now[k] != v}
