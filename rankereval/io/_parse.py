@@ -137,16 +137,17 @@ class _Parsed:
             return
         first, second = dup
         qid, did = _id_at(self.q, uq, q[second]), _id_at(self.d, ud, d[second])
+        hint = ""
         if self.t is not None:
             reason = (f"duplicate judgement for query {qid!r}, intent {_id_at(self.t, ut, t[second])!r} and "
                       f"document {did!r}")
         elif self.fmt.kind == "qrels":
-            reason = (f"duplicate judgement for query {qid!r} and document {did!r} (if the second field is an "
-                      "intent (subtopic), as in TREC Web diversity qrels, read them with intents=True: "
-                      "--intents on the command line)")
+            reason = f"duplicate judgement for query {qid!r} and document {did!r}"
+            hint = ("; if the second field is an intent (subtopic), as in TREC Web diversity qrels, read them "
+                    "with intents=True (--intents on the command line)")
         else:
             reason = f"duplicate document {did!r} for query {qid!r}"
-        raise self.error(second, f"{reason} (first given on line {self.line(first)})")
+        raise self.error(second, f"{reason} (first given on line {self.line(first)}){hint}")
 
     def _add_ids(self, q, d, t=None):
         for part in q:
