@@ -154,7 +154,7 @@ class AlphaDCG(_CutoffAlpha):
     Notes
     -----
     With :math:`S` the query's intents with a relevant item and :math:`c_s(i)` the items above
-    rank i relevant to intent s [CK08]_:
+    rank i relevant to intent s [CKC08]_:
 
     .. math::
 
@@ -173,7 +173,7 @@ class AlphaDCG(_CutoffAlpha):
 
     References
     ----------
-    .. [CK08] C. L. A. Clarke, M. Kolla, G. V. Cormack, O. Vechtomova, A. Ashkan, S. Büttcher
+    .. [CKC08] C. L. A. Clarke, M. Kolla, G. V. Cormack, O. Vechtomova, A. Ashkan, S. Büttcher
        and I. MacKinnon: "Novelty and diversity in information retrieval evaluation". SIGIR 2008.
 
     Examples
@@ -209,7 +209,7 @@ class AlphaNDCG(_CutoffAlpha):
     :math:`\mathrm{DCG}_\alpha` as in :class:`AlphaDCG` and :math:`y^*` the greedy ideal
     ranking of the relevant items (ndeval's ``idealResult``: at each rank the item of largest
     gain given those above it, ties to the larger document name, or item id). Finding the best
-    ranking is NP-hard [CK08]_; the greedy one can be beaten, so values above 1 are possible.
+    ranking is NP-hard; the greedy one can be beaten, so values above 1 are possible.
 
     Edge cases: NaN when no item is relevant to any intent (ndeval: 0); 0 when the ranking
     gains nothing (empty, or no relevant item in the top k).
@@ -247,7 +247,7 @@ class ERRIA(_CutoffAlpha):
     -----
     With binary relevance per intent and stopping probability :math:`\alpha` for a relevant
     item, the ERR of intent s is :math:`\sum_i \frac{1}{i} \alpha (1 - \alpha)^{c_s(i)}
-    \mathrm{rel}_s(y_i)`; ERR-IA averages it over the intents [CM09]_. ndeval normalises by
+    \mathrm{rel}_s(y_i)`; ERR-IA averages it over the intents [CMZ09]_. ndeval normalises by
     the same sum for an "ideal ideal" ranking whose every item is relevant to every intent
     (its collection-independent normalisation, values in [0, 1]):
 
@@ -261,7 +261,7 @@ class ERRIA(_CutoffAlpha):
 
     References
     ----------
-    .. [CM09] O. Chapelle, D. Metzler, Y. Zhang and P. Grinspan: "Expected reciprocal rank
+    .. [CMZ09] O. Chapelle, D. Metzler, Y. Zhang and P. Grinspan: "Expected reciprocal rank
        for graded relevance". CIKM 2009.
 
     Examples
@@ -326,14 +326,14 @@ class PrecisionIA(_Cutoff):
         \mathrm{P\text{-}IA}@k = \frac{1}{|S|} \sum_{s \in S} \frac{1}{k}
         \sum_{i=1}^{\min(k, |y|)} \mathrm{rel}_s(y_i),
 
-    a ranking shorter than k counting its missing ranks as not relevant [AG09]_.
+    a ranking shorter than k counting its missing ranks as not relevant [AGH09]_.
 
     Edge cases: NaN when no item is relevant to any intent (ndeval: 0); 0 for an empty
     ranking.
 
     References
     ----------
-    .. [AG09] R. Agrawal, S. Gollapudi, A. Halverson and S. Ieong: "Diversifying search
+    .. [AGH09] R. Agrawal, S. Gollapudi, A. Halverson and S. Ieong: "Diversifying search
        results". WSDM 2009.
 
     Examples
@@ -360,14 +360,14 @@ class SubtopicRecall(_Cutoff):
     Notes
     -----
     :math:`|\{s \in S : \exists i \le k, \mathrm{rel}_s(y_i)\}| / |S|`, with :math:`S` the
-    intents with a relevant item [ZC03]_ (ndeval's ``strec``).
+    intents with a relevant item [ZCL03]_ (ndeval's ``strec``).
 
     Edge cases: NaN when no item is relevant to any intent (ndeval: 0); 0 for an empty
     ranking.
 
     References
     ----------
-    .. [ZC03] C. Zhai, W. W. Cohen and J. Lafferty: "Beyond independent relevance: methods and
+    .. [ZCL03] C. Zhai, W. W. Cohen and J. Lafferty: "Beyond independent relevance: methods and
        evaluation metrics for subtopic retrieval". SIGIR 2003.
 
     Examples
@@ -391,7 +391,7 @@ class APIA(_DiversityMetric):
     The mean over the intents :math:`S` with a relevant item of the average precision of the
     whole ranking for each intent, :math:`\frac{1}{R_s} \sum_{i : \mathrm{rel}_s(y_i)}
     \frac{|\{j \le i : \mathrm{rel}_s(y_j)\}|}{i}`, with :math:`R_s` the items relevant to s
-    [AG09]_.
+    (see :class:`PrecisionIA` for the source).
 
     Edge cases: NaN when no item is relevant to any intent (ndeval: 0); 0 for an empty ranking.
 
@@ -424,7 +424,7 @@ class NRBP(_NoCutoffAlphaBeta):
 
     Notes
     -----
-    Over the whole ranking [CK09]_:
+    Over the whole ranking [CKV09]_:
 
     .. math::
 
@@ -437,7 +437,7 @@ class NRBP(_NoCutoffAlphaBeta):
 
     References
     ----------
-    .. [CK09] C. L. A. Clarke, M. Kolla and O. Vechtomova: "An effectiveness measure for
+    .. [CKV09] C. L. A. Clarke, M. Kolla and O. Vechtomova: "An effectiveness measure for
        ambiguous and underspecified queries". ICTIR 2009.
 
     Examples
