@@ -87,24 +87,31 @@ def _ideal_ideal(n_sets, kk, alpha, discount):
     return total
 
 
-def alpha_dcg(row, ranking, k=None, alpha=0.5, rel=1.0):
-    sets = _sets(row, rel)
-    if not sets:
-        return math.nan
-    kk = _depth(ranking, k)
-    if kk == 0:
-        return 0.0
-    return alpha_dcg_raw(ranking, sets, k, alpha) / _ideal_ideal(len(sets), kk, alpha, lambda i: 1 / math.log2(i + 2))
+def _over_ideal_ideal(raw, discount):
+    """The measure ``raw`` divided by that of an "ideal ideal" ranking whose every item is
+    relevant to every intent (ndeval's collection-independent normalisation)."""
+    def measure(row, ranking, k=None, alpha=0.5, rel=1.0):
+        sets = _sets(row, rel)
+        if not sets:
+            return math.nan
+        kk = _depth(ranking, k)
+        if kk == 0:
+            return 0.0
+        return raw(ranking, sets, k, alpha) / _ideal_ideal(len(sets), kk, alpha, discount)
+    return measure
 
 
-def alpha_ndcg(row, ranking, k=None, alpha=0.5, rel=1.0, tie_key=None):
-    sets = _sets(row, rel)
-    if not sets:
-        return math.nan
-    num = alpha_dcg_raw(ranking, sets, k, alpha)
-    if num == 0:
-        return 0.0
-    return num / alpha_dcg_raw(greedy_ideal(row, alpha, rel, tie_key), sets, k, alpha)
+def _over_greedy_ideal(raw):
+    """The measure ``raw`` divided by that of the greedy ideal ranking (0 without gain)."""
+    def measure(row, ranking, k=None, alpha=0.5, rel=1.0, tie_key=None):
+        sets = _sets(row, rel)
+        if not sets:
+            return math.nan
+        num = raw(ranking, sets, k, alpha)
+        if num == 0:
+            return 0.0
+        return num / raw(greedy_ideal(row, alpha, rel, tie_key), sets, k, alpha)
+    return measure
 
 
 def err_ia_raw(ranking, sets, k, alpha):
@@ -112,24 +119,10 @@ def err_ia_raw(ranking, sets, k, alpha):
     return sum(g[i] / (i + 1) for i in range(min(_depth(ranking, k), len(g))))
 
 
-def err_ia(row, ranking, k=None, alpha=0.5, rel=1.0):
-    sets = _sets(row, rel)
-    if not sets:
-        return math.nan
-    kk = _depth(ranking, k)
-    if kk == 0:
-        return 0.0
-    return err_ia_raw(ranking, sets, k, alpha) / _ideal_ideal(len(sets), kk, alpha, lambda i: 1 / (i + 1))
-
-
-def nerr_ia(row, ranking, k=None, alpha=0.5, rel=1.0, tie_key=None):
-    sets = _sets(row, rel)
-    if not sets:
-        return math.nan
-    num = err_ia_raw(ranking, sets, k, alpha)
-    if num == 0:
-        return 0.0
-    return num / err_ia_raw(greedy_ideal(row, alpha, rel, tie_key), sets, k, alpha)
+alpha_dcg = _over_ideal_ideal(alpha_dcg_raw, lambda i: 1 / math.log2(i + 2))
+alpha_ndcg = _over_greedy_ideal(alpha_dcg_raw)
+err_ia = _over_ideal_ideal(err_ia_raw, lambda i: 1 / (i + 1))
+nerr_ia = _over_greedy_ideal(err_ia_raw)
 
 
 def p_ia(row, ranking, k=None, rel=1.0):
@@ -183,10 +176,4 @@ def nrbp(row, ranking, alpha=0.5, beta=0.5, rel=1.0):
 
 
 def nnrbp(row, ranking, alpha=0.5, beta=0.5, rel=1.0, tie_key=None):
-    sets = _sets(row, rel)
-    if not sets:
-        return math.nan
-    num = nrbp_raw(ranking, sets, alpha, beta)
-    if num == 0:
-        return 0.0
-    return num / nrbp_raw(greedy_ideal(row, alpha, rel, tie_key), sets, alpha, beta)
+    return _over_greedy_ideal(lambda r, sets, k, a: nrbp_raw(r, sets, a, beta))(row, ranking, None, alpha, rel, tie_key)

@@ -325,9 +325,12 @@ def _assemble(lab, run, query_ids, doc_ids, relevance_level, tie_break, order_by
     if dup is not None:
         first, second = dup
         what = "" if intents is None else f", intent {_r(lab.intent_ids[intents[second]])}"
+        hint = "" if intents is not None else (
+            "; judgements per intent (subtopic), as in TREC Web diversity qrels, are read with intents=True "
+            "(--intents on the command line; from_dataframes: intent_col=)")
         raise lab.error(second, f"duplicate judgement for query {_r(query_ids[lab.q[second]])}{what} and "
                                 f"{doc_word} {_r(doc_ids[lab.d[second]])} "
-                                f"(first given {lab.locate(first)})")
+                                f"(first given {lab.locate(first)}){hint}")
 
     in_qrels = np.zeros(n_q, dtype=bool)
     in_qrels[lab.q] = True

@@ -143,8 +143,8 @@ class _Parsed:
                       f"document {did!r}")
         elif self.fmt.kind == "qrels":
             reason = f"duplicate judgement for query {qid!r} and document {did!r}"
-            hint = ("; if the second field is an intent (subtopic), as in TREC Web diversity qrels, read them "
-                    "with intents=True (--intents on the command line)")
+            hint = ("; judgements per intent (subtopic), as in TREC Web diversity qrels, are read with "
+                    "intents=True (--intents on the command line)")
         else:
             reason = f"duplicate document {did!r} for query {qid!r}"
         raise self.error(second, f"{reason} (first given on line {self.line(first)}){hint}")
