@@ -68,7 +68,10 @@ def score_diversity(metrics, y_true, y_pred):
     for j, x in enumerate(metrics):
         if ids[j] not in kern.NORMALISED:
             continue
-        depth = -1 if ks[j] < 0 or ids[j] == kern.KERNEL_IDS["nnrbp"] else int(ks[j])
+        if ids[j] == kern.KERNEL_IDS["nnrbp"]:
+            depth = _nrbp_depth(betas[j], int(y_true.n_intents.max(initial=0)))
+        else:
+            depth = -1 if ks[j] < 0 else int(ks[j])
         if alphas[j] in group_alpha:
             g = group_alpha.index(alphas[j])
             if group_depth[g] >= 0:
@@ -96,6 +99,17 @@ def score_diversity(metrics, y_true, y_pred):
     kern.score(y_true.indptr, indices, entry_ptr, intents, grades, n_int, rel, ranks, y_pred.lengths,
                ids, ks, alphas, betas, norms, actual, out, effective_n_threads(ranks.size))
     return out
+
+
+def _nrbp_depth(beta, max_intents):
+    """The ranks of the greedy ideal that can change its NRBP: a rank's term is at most
+    ``max_intents * beta**t``, and once that is below 2**-56 the sum (at least 1, the first
+    rank's gain) no longer changes in double precision; -1 (every rank) for beta = 1."""
+    if beta >= 1.0:
+        return -1
+    if beta <= 0.0:
+        return 1
+    return int(math.ceil((-56 * math.log(2.0) - math.log(max(max_intents, 1))) / math.log(beta))) + 1
 
 
 _DIVERSITY_SCORER[0] = score_diversity

@@ -81,6 +81,17 @@ cdef inline bint _entry_ok(const int64_t[::1] ent_ptr, const int32_t[::1] ent_in
     return True
 
 
+cdef inline double _gain(int64_t e, const int64_t[::1] ent_ptr, const int32_t[::1] ent_intent,
+                         const float64_t[::1] ent_grade, double rel, const double* gain) noexcept nogil:
+    # the gain of entry e: its relevant intents' gains, summed in intent order (ndeval's sum)
+    cdef double score = 0.0
+    cdef int64_t p
+    for p in range(ent_ptr[e], ent_ptr[e + 1]):
+        if ent_grade[p] >= rel:
+            score = score + gain[ent_intent[p]]
+    return score
+
+
 cdef double _metric_value(int kid, int64_t k, double alpha, double beta, Py_ssize_t depth,
                           const int64_t* hits, const int64_t[::1] ent_ptr, const int32_t[::1] ent_intent,
                           const float64_t[::1] ent_grade, double rel, double* gain, int64_t* count,
@@ -187,6 +198,10 @@ def ideals(const label_idx_t[::1] indptr, const int64_t[::1] ent_ptr, const int3
     cdef int64_t* cand
     cdef double* gain
     cdef double* gbuf
+    cdef double* cur
+    cdef int64_t* inv
+    cdef int64_t* inv_ptr
+    cdef Py_ssize_t q, max_pairs = 0
     cdef char* used
     for j in range(m):
         if group[j] < 0 or group[j] >= n_groups:
@@ -196,17 +211,23 @@ def ideals(const label_idx_t[::1] indptr, const int64_t[::1] ent_ptr, const int3
             max_int = n_intents[r]
         if indptr[r + 1] - indptr[r] > max_len:
             max_len = indptr[r + 1] - indptr[r]
+        if 0 <= indptr[r] <= indptr[r + 1] <= nnz and \
+                ent_ptr[indptr[r + 1]] - ent_ptr[indptr[r]] > max_pairs:
+            max_pairs = ent_ptr[indptr[r + 1]] - ent_ptr[indptr[r]]
     with nogil, parallel(num_threads=n_threads):
         cand = <int64_t*> malloc((max_len + 1) * sizeof(int64_t))
         gbuf = <double*> malloc((max_len + 1) * sizeof(double))
         used = <char*> malloc((max_len + 1) * sizeof(char))
         gain = <double*> malloc((max_int + 1) * sizeof(double))
+        cur = <double*> malloc((max_len + 1) * sizeof(double))
+        inv = <int64_t*> malloc((max_pairs + 1) * sizeof(int64_t))
+        inv_ptr = <int64_t*> malloc((max_int + 2) * sizeof(int64_t))
         for r in prange(n_rows, schedule='dynamic'):
             start = indptr[r]
             stop = indptr[r + 1]
             n_int = n_intents[r]
             ok = _row_ok(start, stop, nnz) and n_int >= 0 and cand != NULL and gbuf != NULL \
-                and used != NULL and gain != NULL
+                and used != NULL and gain != NULL and cur != NULL and inv != NULL and inv_ptr != NULL
             if ok:
                 for e in range(start, stop):
                     if not _entry_ok(ent_ptr, ent_intent, e, n_int):
@@ -234,34 +255,59 @@ def ideals(const label_idx_t[::1] indptr, const int64_t[::1] ent_ptr, const int3
             for s in range(n_int):
                 if gain[s] > 0.0:
                     actual[r] += 1
+            # the candidates of each intent (a CSR over the row's intents)
+            for s in range(n_int + 1):
+                inv_ptr[s] = 0
+            for c in range(n_cand):
+                e = cand[c]
+                for p in range(ent_ptr[e], ent_ptr[e + 1]):
+                    if ent_grade[p] >= rel:
+                        inv_ptr[ent_intent[p] + 1] += 1
+            for s in range(n_int):
+                inv_ptr[s + 1] += inv_ptr[s]
+            for c in range(n_cand):
+                e = cand[c]
+                for p in range(ent_ptr[e], ent_ptr[e + 1]):
+                    if ent_grade[p] >= rel:
+                        inv[inv_ptr[ent_intent[p]]] = c
+                        inv_ptr[ent_intent[p]] += 1
+            for s in range(n_int, 0, -1):
+                inv_ptr[s] = inv_ptr[s - 1]
+            inv_ptr[0] = 0
             for g in range(n_groups):
                 depth = n_cand if group_depth[g] < 0 or group_depth[g] > n_cand else group_depth[g]
                 for s in range(n_int):
                     gain[s] = 1.0
                 for c in range(n_cand):
                     used[c] = 0
-                # ndeval's greedy: the largest gain, ties to the larger order key
+                # ndeval's greedy: the largest gain, ties to the larger order key. The gain of
+                # every candidate is kept (``cur``) and computed again, in full and in ndeval's
+                # order of the intents, only when the pick shares an intent with it (``inv``:
+                # the candidates of each intent), so the values are those of ndeval's search.
+                for c in range(n_cand):
+                    cur[c] = _gain(cand[c], ent_ptr, ent_intent, ent_grade, rel, gain)
                 for t in range(depth):
                     best = -1
-                    best_score = 0.0
                     for c in range(n_cand):
                         if used[c]:
                             continue
-                        e = cand[c]
-                        score = 0.0
-                        for p in range(ent_ptr[e], ent_ptr[e + 1]):
-                            if ent_grade[p] >= rel:
-                                score = score + gain[ent_intent[p]]
-                        if best < 0 or score > best_score or (score == best_score and (
-                                (order[e] > order[cand[best]]) if order.shape[0] != 0 else e > cand[best])):
+                        if best < 0 or cur[c] > cur[best] or (cur[c] == cur[best] and (
+                                (order[cand[c]] > order[cand[best]]) if order.shape[0] != 0
+                                else cand[c] > cand[best])):
                             best = c
-                            best_score = score
                     used[best] = 1
-                    gbuf[t] = best_score
+                    gbuf[t] = cur[best]
                     e = cand[best]
                     for p in range(ent_ptr[e], ent_ptr[e + 1]):
                         if ent_grade[p] >= rel:
                             gain[ent_intent[p]] = gain[ent_intent[p]] * (1.0 - group_alpha[g])
+                    for p in range(ent_ptr[e], ent_ptr[e + 1]):
+                        if ent_grade[p] >= rel:
+                            s = ent_intent[p]
+                            for q in range(inv_ptr[s], inv_ptr[s + 1]):
+                                c = inv[q]
+                                if not used[c]:
+                                    cur[c] = _gain(cand[c], ent_ptr, ent_intent, ent_grade, rel, gain)
                 for j in range(m):
                     if group[j] != g:
                         continue
@@ -296,6 +342,9 @@ def ideals(const label_idx_t[::1] indptr, const int64_t[::1] ent_ptr, const int3
         free(gbuf)
         free(used)
         free(gain)
+        free(cur)
+        free(inv)
+        free(inv_ptr)
 
 
 def score(const label_idx_t[::1] indptr, const label_idx_t[::1] indices, const int64_t[::1] ent_ptr,
