@@ -379,7 +379,7 @@ def test_rows_slice_concatenate_and_pickle():
 def test_tied_rankings_are_refused_with_the_reason():
     y = IntentLabels.from_rows(ROWS[:1])
     r = Rankings.from_scores([[0.5, 0.5, 0.2]], ties="keep")
-    with pytest.raises(ValueError, match="diversity"):
+    with pytest.raises(ValueError, match="intent-aware diversity measures .* no tie-aware form"):
         AlphaNDCG(2).score(y, r, ties="expected")
 
 
@@ -445,3 +445,15 @@ def test_command_line_trec_output(capsys):
         for q, s in zip(data.query_ids, scores):
             assert got[(name, str(q))] == pytest.approx(s, abs=1e-4)
         assert got[(name, "all")] == pytest.approx(scores.mean(), abs=1e-4)
+
+
+def test_judged_only_ranks_the_judged_documents_alone():
+    from rankereval.io import read_trec
+
+    data = read_trec(QRELS, RUN, intents=True, tie_break="docid")
+    judged = [set(row) for row in data.numeric_labels.judged.indices_to_list()]
+    kept = _rankings([[d for d in ranking if d in judged[i]] for i, ranking in enumerate(data.rankings.to_list())])
+    for name in ("alpha_nDCG(judged_only=True)@10", "P_IA(judged_only=True)@5", "AP_IA(judged_only=True)"):
+        metric = from_name(name)
+        plain = from_name(name.replace("(judged_only=True)", ""))
+        _close(data.score(metric), plain.score(data.numeric_labels, kept))

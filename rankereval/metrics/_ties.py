@@ -59,6 +59,9 @@ def _unsupported_kernel(kernel):
     if kernel == "profile":
         return ("trec_eval's measures read from a ranking's relevance profile (rankereval/_profile.pyx) "
                 "have no tie-aware form implemented")
+    if kernel == "diversity":
+        return ("the intent-aware diversity measures (their gains depend on the items above each one) "
+                "have no tie-aware form implemented")
     return f"the {kernel!r} kernel has no tie-aware form implemented"
 
 
