@@ -6,6 +6,7 @@ hypothesis inputs, against pyndeval (ir_measures' provider of the family) on ir_
 input and on generated cases, the readers (TREC diversity qrels, DataFrames, dicts), the
 names, evaluate/compare, the command line and the IntentLabels operations.
 """
+import importlib.util
 import math
 import os
 import pickle
@@ -234,10 +235,11 @@ queries = st.lists(
     min_size=1, max_size=3)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("pyndeval") is None, reason="pyndeval is not installed "
+                    "(pip install pyndeval: ir_measures' provider of the diversity measures)")
 @settings(max_examples=60)
 @given(qrels=queries, data=st.data())
 def test_generated_cases_equal_pyndeval(qrels, data):
-    pytest.importorskip("pyndeval")
     from rankereval.io import from_dicts
 
     docs = [f"d{i}" for i in range(9)]
