@@ -371,7 +371,7 @@ def run(args):
                      "torch": None if torch is None else torch.__version__},
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                     "load_start": loadavg()},
-        "threads": {"rankereval": rankereval._convert.openmp_max_threads(),
+        "threads": {"rankereval": rankereval.data._convert.openmp_max_threads(),
                     "torch": None if torch is None else torch.get_num_threads()},
         "cases": [],
     }

@@ -129,7 +129,7 @@ class RankerEval(Library):
         return rankereval.__version__
 
     def threads(self):
-        from rankereval import _convert
+        from rankereval.data import _convert
 
         return int(_convert.openmp_max_threads())
 

@@ -416,7 +416,7 @@ def thread_scaling(n_users, repeats, log):
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from rankereval import BinaryLabels, Rankings, Recall
-    from rankereval import _convert
+    from rankereval.data import _convert
 
     t0 = time.perf_counter()
     w = W.recsys(n_users=n_users, seed=3)

@@ -19,7 +19,7 @@ from types import ModuleType as _ModuleType
 
 from rankereval._version import __version__
 
-_EXTENSIONS = ("rankereval._convert", "rankereval._kernels")
+_EXTENSIONS = ("rankereval.data._convert", "rankereval.metrics._kernels")
 if any(_find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
     raise ImportError(
         "rankereval's compiled extensions could not be imported. If you are running from a "
@@ -40,14 +40,14 @@ _METRICS = (
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
     "UndefinedMetricWarning": "rankereval.exceptions",
-    "Evaluation": "rankereval._evaluation",
-    "evaluate": "rankereval._evaluation",
-    "Accumulator": "rankereval._accumulator",
+    "Evaluation": "rankereval.evaluation._evaluate",
+    "evaluate": "rankereval.evaluation._evaluate",
+    "Accumulator": "rankereval.evaluation._accumulator",
     **dict.fromkeys(_METRICS, "rankereval.metrics"),
     **dict.fromkeys(("dcg_score", "map_score", "mrr_score", "ndcg_score", "precision_at_k", "recall_at_k"),
-                    "rankereval._functional"),
-    "Comparison": "rankereval.compare",
-    "compare": "rankereval.compare",
+                    "rankereval.metrics._functional"),
+    "Comparison": "rankereval.stats._comparison",
+    "compare": "rankereval.stats._comparison",
 }
 #: public subpackages and modules that ``import rankereval`` made attributes before the imports were lazy
 _SUBMODULES = ("data", "exceptions", "metrics")
@@ -76,10 +76,10 @@ _sys.modules[__name__].__class__ = _Package
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and pyright know the idiom)
 if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported eagerly
     from rankereval import data, exceptions, metrics  # noqa: F401
-    from rankereval._accumulator import Accumulator
-    from rankereval._evaluation import Evaluation, evaluate
-    from rankereval._functional import dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k
-    from rankereval.compare import Comparison, compare
+    from rankereval.evaluation._accumulator import Accumulator
+    from rankereval.evaluation._evaluate import Evaluation, evaluate
+    from rankereval.metrics._functional import dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k
+    from rankereval.stats._comparison import Comparison, compare
     from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
     from rankereval.exceptions import UndefinedMetricWarning
     from rankereval.metrics import (

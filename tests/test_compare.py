@@ -18,11 +18,11 @@ import pytest
 import scipy.stats as st
 
 from rankereval import AP, BinaryLabels, FirstRelevantRank, MeanRanks, NDCG, NumericLabels, Precision, Rankings, ReciprocalRank
-from rankereval import _bootstrap, _compare
-from rankereval.compare import Comparison, adjust_pvalues, compare
+from rankereval.stats import _bootstrap, _compare
+from rankereval.stats._comparison import Comparison, adjust_pvalues, compare
 
 # the module (``rankereval.compare`` may also be the re-exported function)
-compare_module = importlib.import_module("rankereval.compare")
+compare_module = importlib.import_module("rankereval.stats._comparison")
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 

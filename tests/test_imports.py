@@ -1,13 +1,13 @@
 """The import graph of the package: no circles, and no module imports a package that holds it.
 
 Data flows one way (io -> data -> metrics -> evaluate/compare -> command line): a module that
-needs a compiled kernel imports it directly (``import rankereval._convert as _convert``), never
+needs a compiled kernel imports it directly (``import rankereval.data._convert as _convert``), never
 through ``rankereval/__init__.py``, and a lower module never imports a higher one, so the
 modules form a graph without cycles. Imports inside functions count too: a lazy import only
 hides a circle from the interpreter, not from the reader.
 
 The graph is read from the source with :mod:`ast`. A library such as grimp (import-linter's
-engine) indexes ``.py`` files only, so it attributes ``import rankereval._convert`` (a compiled
+engine) indexes ``.py`` files only, so it attributes ``import rankereval.data._convert`` (a compiled
 extension) to the package ``rankereval`` itself and cannot tell it from the upward imports this
 test forbids; the reader here knows the extension modules from the files beside the sources.
 """
@@ -195,12 +195,12 @@ PACKAGE_DIR = os.path.dirname(rankereval.__file__)
 def test_the_reader_sees_every_module():
     modules = modules_of(PACKAGE_DIR)
     for name in ("rankereval", "rankereval.cli", "rankereval.data", "rankereval.metrics._base",
-                 "rankereval.io._trec", "rankereval._convert", "rankereval._kernels"):
+                 "rankereval.io._trec", "rankereval.data._convert", "rankereval.metrics._kernels"):
         assert name in modules, name
-    assert modules["rankereval._convert"] is None  # compiled
+    assert modules["rankereval.data._convert"] is None  # compiled
     graph = import_graph(PACKAGE_DIR)
-    assert "rankereval._convert" in graph["rankereval._validation"]
-    assert "rankereval._evaluation" in graph["rankereval.compare"]
+    assert "rankereval.data._convert" in graph["rankereval._validation"]
+    assert "rankereval.evaluation._evaluate" in graph["rankereval.compare"]
 
 
 def test_no_module_imports_a_package_that_contains_it():
@@ -295,7 +295,7 @@ def test_evaluating_plain_files_loads_neither_pandas_pyarrow_nor_scipy():
 
 def test_the_command_line_help_imports_no_numpy():
     """``rankereval --help`` and each subcommand's ``--help`` (and ``--version``) need the
-    parser only: the option values come from ``rankereval._choices``, NumPy and the compiled
+    parser only: the option values come from ``rankereval._utils._choices``, NumPy and the compiled
     kernels come with the first command that computes."""
     import subprocess
 
@@ -307,7 +307,7 @@ def test_the_command_line_help_imports_no_numpy():
             "        assert main(argv) == 0, argv\n"
             "    assert 'usage: rankereval' in out.getvalue() or argv == ['--version'], argv\n"
             "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'pandas', 'pyarrow')\n"
-            "                or m in ('rankereval._convert', 'rankereval._kernels', 'rankereval.metrics'))\n"
+            "                or m in ('rankereval.data._convert', 'rankereval.metrics._kernels', 'rankereval.metrics'))\n"
             "assert not loaded, loaded\n")
     subprocess.run([sys.executable, "-c", code], check=True)
     # the program itself, as the shell starts it

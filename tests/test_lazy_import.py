@@ -39,7 +39,7 @@ def test_import_loads_neither_numpy_nor_the_kernels():
         print(rankereval.__version__)
         print(sorted(m for m in sys.modules if m == "numpy" or m.startswith("rankereval")))
         rankereval.NDCG
-        print("numpy" in sys.modules, "rankereval._kernels" in sys.modules)
+        print("numpy" in sys.modules, "rankereval.metrics._kernels" in sys.modules)
     """).splitlines()
     from rankereval._version import __version__
 
@@ -112,7 +112,7 @@ def test_pickles_of_public_objects_load_in_a_fresh_process():
 def test_the_shadowed_names_are_the_submodules_named_in_all():
     submodules = {m.name for m in pkgutil.iter_modules([PACKAGE_DIR])}
     assert set(rankereval._SHADOWED) == submodules & set(rankereval.__all__) == {"compare"}
-    assert "evaluate" not in submodules  # the function lives in rankereval/_evaluation.py
+    assert "evaluate" not in submodules  # the function lives in rankereval/evaluation/_evaluate.py
 
 
 CHECK_COMPARE = """
@@ -128,9 +128,9 @@ CHECK_COMPARE = """
 
 @pytest.mark.parametrize("order", [
     # attribute first, then the submodule
-    "import rankereval; rankereval.compare; import rankereval.compare; from rankereval.compare import Comparison",
-    # the submodule first (as rankereval._cli_compare does), then the attribute
-    "from rankereval.compare import TESTS; import rankereval",
+    "import rankereval; rankereval.compare; import rankereval.compare; from rankereval.stats._comparison import Comparison",
+    # the submodule first (as rankereval.cli._compare does), then the attribute
+    "from rankereval.stats._comparison import TESTS; import rankereval",
     "import rankereval.compare",
     # through another name's first use
     "import rankereval; rankereval.Comparison",
@@ -217,7 +217,7 @@ def test_a_type_checker_sees_the_names_and_only_them(tmp_path):
     assert status == 1, out + err
     assert 'use.py:4: note: Revealed type is "def (y_true: Any, runs: Any, metrics: Any' in lines[0]
     assert "use.py:5: note: Revealed type is" in lines[1] and "Any" in lines[1]
-    assert lines[2].endswith('-> rankereval._evaluation.Evaluation"')
+    assert lines[2].endswith('-> rankereval.evaluation._evaluate.Evaluation"')
     assert lines[3] == 'use.py:7: error: Module has no attribute "no_such_name"  [attr-defined]'
 
 

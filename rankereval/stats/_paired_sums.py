@@ -13,7 +13,7 @@ The tests whose statistics are sums:
   (``_bootstrap.keyed_sign_sums``): the same randomization test as in memory, with other
   random signs (there they follow the row order, which a split does not keep);
 * ``'bootstrap'``: the bootstrap-t test with Poisson resampling keyed by query
-  (exact sums, ``rankereval._exact.poisson_exact``, of the differences and their squares:
+  (exact sums, ``rankereval.stats._exact.poisson_exact``, of the differences and their squares:
   the same bits whatever the partitioning).
 
 The intervals of ``'permutation'`` and ``'bootstrap'`` are Poisson percentile intervals of the
@@ -22,11 +22,11 @@ difference of run means: not a sum, so it is refused.
 """
 import numpy as np
 
-import rankereval._bootstrap as _bootstrap
-from rankereval._engine import merge_partials as _merge_partials
-from rankereval._exact import poisson_exact
-from rankereval.bootstrap import query_key_hashes
-from rankereval.compare import (
+import rankereval.stats._bootstrap as _bootstrap
+from rankereval.stats._engine import merge_partials as _merge_partials
+from rankereval.stats._exact import poisson_exact
+from rankereval.stats._resampling import query_key_hashes
+from rankereval.stats._comparison import (
     _EPS, _bootstrap_p, _count_extreme, _outcomes, _percentile_ci, _prepare, _score_sums, _t_from_moments,
     _tolerance)
 
@@ -35,7 +35,7 @@ TESTS = ("t", "permutation", "bootstrap")
 
 # compare's steps that a block-wise caller (rankereval.spark) runs around the sums: its
 # argument checks, metrics, run means and result, under the names of this interface
-from rankereval.compare import (  # noqa: E402,F401
+from rankereval.stats._comparison import (  # noqa: E402,F401
     _check_arguments as check_arguments, _finish as finish, _resolve_metrics as resolve_metrics,
     _run_means as run_means)
 

@@ -23,7 +23,7 @@ FORMATS = ("table", "json", "csv")
 
 def add_agreement_subparser(sub):
     """Add ``agreement`` to an ``argparse`` subparsers object; returns the new parser."""
-    from rankereval._cli_common import _count
+    from rankereval.cli._common import _count
 
     p = sub.add_parser(
         "agreement", help="agreement of two runs' rankings (RBO, Jaccard) per query",
@@ -80,8 +80,8 @@ def aligned(a, b):
 def _agreement(args, out, err):
     import numpy as np
 
-    from rankereval import _render
-    from rankereval._cli_common import UsageError
+    from rankereval._utils import _render
+    from rankereval.cli._common import UsageError
     from rankereval.agreement import jaccard, rbo
 
     if not 0.0 < args.persistence < 1.0:
@@ -126,6 +126,6 @@ def _agreement(args, out, err):
 
 def run_agreement(args, out, err):
     """Run ``rankereval agreement`` for parsed ``args``; returns the exit status."""
-    from rankereval._cli_common import guarded
+    from rankereval.cli._common import guarded
 
     return guarded(lambda: _agreement(args, out, err), args._agreement_parser, "agreement", err)

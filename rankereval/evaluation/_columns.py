@@ -3,7 +3,7 @@
 :func:`metric_columns` reads the ``metrics`` argument of :func:`rankereval.evaluate`,
 :func:`rankereval.compare`, the Accumulator, :mod:`rankereval.dask` and :mod:`rankereval.spark`
 into ``[(column name, Metric)]``; :func:`score_columns` scores every column with one kernel
-call per kind of labels. The means and intervals of the scores are :mod:`rankereval._engine`'s.
+call per kind of labels. The means and intervals of the scores are :mod:`rankereval.stats._engine`'s.
 """
 import numpy as np
 

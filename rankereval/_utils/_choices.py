@@ -23,5 +23,5 @@ QUERIES = ("error", "intersection", "union")
 #: DCG and NDCG: the gain of a grade (its position is the kernels' code) and the logarithm's base
 DCG_GAINS = ("identity", "power")
 DCG_LOG_BASES = ("e", "2")
-#: the floor of the scores of a geometric mean (GMAP): log(max(score, floor)) (rankereval._engine)
+#: the floor of the scores of a geometric mean (GMAP): log(max(score, floor)) (rankereval.stats._engine)
 GEOMETRIC_FLOOR = 1e-5

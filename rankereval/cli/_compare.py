@@ -7,16 +7,16 @@
         [--alpha A] [--n-resamples B] [--seed S] [-f table|json|csv|markdown|latex]
         [--plot FILE.png|.pdf|.svg] [--plot-per-query FILE.png|.pdf|.svg]
 
-Wiring, in ``rankereval/cli.py``::
+Wiring, in ``rankereval/cli/_main.py``::
 
-    from rankereval._cli_compare import add_compare_subparser, run_compare
+    from rankereval.cli._compare import add_compare_subparser, run_compare
     # build_parser(): next to "evaluate" (and "compare" in the subparsers' metavar)
     parser.subcommands["compare"] = add_compare_subparser(sub)
     # main(), before the evaluate/example branch
     if args.command == "compare": return run_compare(args, out, err)
 
 It takes what it shares with the other subcommands (default metrics, the metric-name reader,
-argument types, the error guard) from ``rankereval._cli_common``; ``rankereval.cli`` imports
+argument types, the error guard) from ``rankereval.cli._common``; ``rankereval.cli`` imports
 this module, never the other way round.
 
 ``run_compare`` handles its own errors and returns the exit status, as ``evaluate`` does: 0
@@ -27,7 +27,7 @@ import csv
 import io
 import os
 
-from rankereval._cli_common import DEFAULT_METRICS, DEFAULT_SEED
+from rankereval.cli._common import DEFAULT_METRICS, DEFAULT_SEED
 
 __all__ = ["add_compare_subparser", "run_compare"]
 
@@ -36,8 +36,8 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 
 def add_compare_subparser(sub):
     """Add ``compare`` to an ``argparse`` subparsers object; returns the new parser."""
-    from rankereval._cli_common import _confidence, _finite_float, _positive_int
-    from rankereval._choices import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
+    from rankereval.cli._common import _confidence, _finite_float, _positive_int
+    from rankereval._utils._choices import ALTERNATIVES, CORRECTIONS, NAN_HANDLING, QUERIES, TESTS
 
     p = sub.add_parser(
         "compare", help="compare TREC runs with paired significance tests",
@@ -93,7 +93,7 @@ def add_compare_subparser(sub):
 
 
 def _run_names(paths, names):
-    from rankereval._cli_common import UsageError
+    from rankereval.cli._common import UsageError
 
     if names is not None:
         if len(names) != len(paths):
@@ -113,7 +113,7 @@ def _run_names(paths, names):
 
 
 def _baseline(text, names):
-    from rankereval._cli_common import UsageError
+    from rankereval.cli._common import UsageError
 
     if text is None or text in names:
         return text
@@ -131,7 +131,7 @@ def _metrics(texts):
     names included)."""
     from argparse import Namespace
 
-    from rankereval._cli_common import parse_metrics
+    from rankereval.cli._common import parse_metrics
 
     return parse_metrics(texts, Namespace(truncated=False, log_base="e", relevance_scaling="identity"))[0]
 
@@ -139,8 +139,8 @@ def _metrics(texts):
 def render(cmp, fmt, seed=None):
     """The output text of a Comparison in format ``fmt`` (the table names the resampling
     ``seed`` when the test resamples)."""
-    from rankereval import _render
-    from rankereval.compare import LONG_COLUMNS
+    from rankereval._utils import _render
+    from rankereval.stats._comparison import LONG_COLUMNS
 
     if fmt == "json":
         return cmp.to_json(indent=2) + "\n"
@@ -173,8 +173,8 @@ def render_leaderboards(cmp, fmt, seed):
     """The leaderboard of every metric of ``cmp`` in format ``fmt``."""
     import json
 
-    from rankereval import _render
-    from rankereval._leaderboard import COLUMNS
+    from rankereval._utils import _render
+    from rankereval.stats._leaderboard import COLUMNS
 
     boards = [cmp.leaderboard(m, random_state=seed) for m in cmp.metrics]
     if fmt == "json":
@@ -196,8 +196,8 @@ def render_leaderboards(cmp, fmt, seed):
 
 
 def _compare(args, out, err):
-    from rankereval._cli_common import UsageError
-    from rankereval.compare import compare
+    from rankereval.cli._common import UsageError
+    from rankereval.stats._comparison import compare
     from rankereval.io import read_trec
 
     if len(args.runs) < 2:
@@ -250,6 +250,6 @@ def _compare(args, out, err):
 def run_compare(args, out, err):
     """Run ``rankereval compare`` for parsed ``args``; returns the exit status (errors are
     handled as ``rankereval evaluate`` handles them)."""
-    from rankereval._cli_common import guarded
+    from rankereval.cli._common import guarded
 
     return guarded(lambda: _compare(args, out, err), args._compare_parser, "compare", err)

@@ -89,7 +89,7 @@ def _cutoff(k, name="k"):
 
 
 def _kernel(a, b, k, p, rbo):
-    import rankereval._agreement as _agreement
+    import rankereval.agreement._kernels as _agreement
     from rankereval._threads import effective_n_threads
 
     ia, ib = a.indices, b.indices

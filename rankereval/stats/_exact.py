@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-import rankereval._bootstrap as _bootstrap
+import rankereval.stats._bootstrap as _bootstrap
 
 __all__ = ["ExactSum", "exact_mean", "poisson_sums"]
 

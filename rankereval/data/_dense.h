@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstddef>
 
-#include "_lookup.h" /* re_prefetch, RE_RESTRICT, RE_HAVE_SSE2 */
+#include "../metrics/_lookup.h" /* re_prefetch, RE_RESTRICT, RE_HAVE_SSE2 */
 
 #if defined(__linux__)
 #include <sys/mman.h>

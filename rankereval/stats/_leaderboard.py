@@ -44,7 +44,7 @@ def resampled_means(seed_scores, groups, n_resamples, rng):
     per resample and system the seeds are drawn with replacement from ``rng``. A system with
     one run, or identical runs, gets exactly the query-only bootstrap mean.
     """
-    import rankereval._compare as _compare
+    import rankereval.stats._compare as _compare
     from rankereval._threads import effective_n_threads
 
     # the paired bootstrap of compare (``compare._bootstrap_means``): centred columns, one
@@ -183,7 +183,7 @@ class Leaderboard:
 
     def to_pandas(self):
         """A DataFrame, one row per system, best first; the caption in ``.attrs["caption"]``."""
-        from rankereval._optional import require as optional
+        from rankereval._utils._optional import require as optional
 
         pd = optional("pandas", "io", "Leaderboard tables")
         df = pd.DataFrame(self.rows(), columns=list(COLUMNS))
@@ -203,7 +203,7 @@ class Leaderboard:
                 "with the best mean; * marks the systems that cannot be separated from the best.")
 
     def _cells(self, digits=4):
-        from rankereval import _render
+        from rankereval._utils import _render
 
         seeds = bool((self.columns["n_seeds"] > 1).any())
         head = ["rank", "system", self.metric, "interval of mean", "rank interval", "p_best"]
@@ -232,7 +232,7 @@ class Leaderboard:
 
     def to_markdown(self, digits=4):
         """A Markdown table, best first, and its caption."""
-        from rankereval._render import markdown_escape as _markdown_escape
+        from rankereval._utils._render import markdown_escape as _markdown_escape
 
         head, body = self._cells(digits)
         lines = ["| " + " | ".join(_markdown_escape(h) for h in head) + " |",
@@ -242,7 +242,7 @@ class Leaderboard:
 
     def to_latex(self, digits=4, caption=None, label=None):
         """A booktabs LaTeX table, best first; the default caption states the method."""
-        from rankereval._render import latex_escape as _latex_escape
+        from rankereval._utils._render import latex_escape as _latex_escape
 
         head, body = self._cells(digits)
         lines = [r"\begin{table}", r"\centering",
@@ -258,7 +258,7 @@ class Leaderboard:
     def _repr_html_(self):
         import html
 
-        from rankereval import _render
+        from rankereval._utils import _render
 
         head, body = self._cells()
         return _render.html_table(head, [[html.escape(c) for c in row] for row in body],
@@ -267,7 +267,7 @@ class Leaderboard:
     def to_json(self, indent=None):
         import json
 
-        from rankereval._render import json_number
+        from rankereval._utils._render import json_number
 
         doc = {"metric": self.metric, "alpha": self.alpha, "n_resamples": self.n_resamples,
                "n_queries": self.n_queries, "higher_is_better": self.higher_is_better,
@@ -281,7 +281,7 @@ class Leaderboard:
         The figure is sized by the number of systems and laid out with
         ``constrained_layout``, so ``savefig`` keeps every label.
         """
-        from rankereval._optional import require as optional
+        from rankereval._utils._optional import require as optional
 
         plt = optional("matplotlib.pyplot", "plot", "Leaderboard.plot")
         order = self.order
@@ -308,4 +308,4 @@ class Leaderboard:
         return fig
 
 
-Leaderboard.__module__ = "rankereval.compare"  # documented and pickled under the public name
+Leaderboard.__module__ = "rankereval.stats"  # documented and pickled under the public name

@@ -6,7 +6,7 @@ for the number of comparisons of each metric, and returns a :class:`Comparison` 
 as a table (pandas, Markdown, LaTeX, JSON) or a plot.
 
 >>> from rankereval import BinaryLabels, Rankings, AP, ReciprocalRank
->>> from rankereval.compare import compare
+>>> from rankereval.stats._comparison import compare
 >>> y_true = BinaryLabels.from_positive_indices([[0, 1], [2], [3, 4], [5], [6, 7], [8]] * 5)
 >>> runs = {
 ...     "bm25": Rankings.from_ranked_indices([[9, 0, 1], [2, 9], [9, 8, 3], [5], [6, 9], [9, 8]] * 5),
@@ -37,7 +37,7 @@ Statistics (see the "Comparing systems" guide for which test to choose and why):
   distribution of the *largest* difference between run means when every query's scores are
   permuted among the runs; its p-values are family-wise over all pairs of runs.
 
-Resampling runs in typed kernels (``rankereval._compare``) that share the random streams of
+Resampling runs in typed kernels (``rankereval.stats._compare``) that share the random streams of
 the bootstrap (one 64-bit key per resample): memory O(n + B), every metric and pair of a call
 in one pass over the per-query differences per resample, and the same result for any number
 of threads.
@@ -51,9 +51,9 @@ from numbers import Real
 
 import numpy as np
 
-from rankereval._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
+from rankereval._utils._choices import ALTERNATIVES, CORRECTIONS, QUERIES, TESTS
 
-from rankereval._leaderboard import Leaderboard
+from rankereval.stats._leaderboard import Leaderboard
 from rankereval._stack import user_stacklevel
 
 __all__ = ["compare", "Comparison", "TESTS", "CORRECTIONS", "ALTERNATIVES", "adjust_pvalues", "Leaderboard"]
@@ -109,7 +109,7 @@ def _check_alpha(alpha):
 
 
 def _check_resamples(n_resamples):
-    """As every bootstrap's (rankereval._engine): an integer > 1 (one resample gives p = 0.5)."""
+    """As every bootstrap's (rankereval.stats._engine): an integer > 1 (one resample gives p = 0.5)."""
     from rankereval._validation import check_n_resamples
 
     return check_n_resamples(n_resamples)
@@ -171,7 +171,7 @@ def adjust_pvalues(pvalues, method="holm"):
 
     Examples
     --------
-    >>> from rankereval.compare import adjust_pvalues
+    >>> from rankereval.stats._comparison import adjust_pvalues
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm")
     array([0.03, 0.06, 0.06])
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bh")
@@ -284,7 +284,7 @@ def _count_extreme(null, observed, tol, alternative):
 
 def _permutation_test(d, alternative, n_resamples, seed):
     """Paired sign-flip randomization test per column: p = (count + 1) / (B + 1)."""
-    import rankereval._compare as _compare
+    import rankereval.stats._compare as _compare
 
     valid = ~np.isnan(d)
     d0 = np.ascontiguousarray(np.where(valid, d, 0.0))   # absent queries: a zero difference
@@ -306,7 +306,7 @@ def _bootstrap_means(d, n_resamples, rng, studentized=False):
     each such group gets its own 64-bit key from ``rng``. The differences are centred first
     (the null of the test, and no cancellation in the sums of squares).
     """
-    import rankereval._compare as _compare
+    import rankereval.stats._compare as _compare
 
     valid = ~np.isnan(d)
     means = np.full((n_resamples, d.shape[1]), np.nan)
@@ -375,7 +375,7 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
     ``scores`` is (n, n_metrics, n_runs); rows where ``valid[:, m]`` is False are not used
     for metric m (zeros in the kernel's input: a permutation of zeros changes nothing).
     """
-    import rankereval._compare as _compare
+    import rankereval.stats._compare as _compare
 
     n, n_metrics, n_runs = scores.shape
     s = np.where(valid[:, :, None], scores, 0.0)
@@ -398,7 +398,7 @@ def _tukey_test(scores, valid, pairs, n_resamples, seed):
 
 def _resolve_metrics(metrics):
     """``(names, metric objects)``, exactly as :func:`rankereval.evaluate` names its columns."""
-    from rankereval._columns import metric_columns as _metric_columns
+    from rankereval.evaluation._columns import metric_columns as _metric_columns
 
     columns = _metric_columns(metrics)
     return [c for c, _ in columns], [m for _, m in columns]
@@ -410,7 +410,7 @@ def _per_query_scores(y_true, run, metrics, relevance_level, ties=None):
     ``y_true`` is labels and ``run`` Rankings, or ``y_true`` is a ``TrecData`` and ``run``
     None; graded labels are thresholded at ``relevance_level`` for the binary metrics.
     """
-    from rankereval._evaluation import evaluate
+    from rankereval.evaluation._evaluate import evaluate
 
     # 'drop': the means are not used, and an all-NaN column must not warn here
     columns = {str(i): m for i, m in enumerate(metrics)}
@@ -549,15 +549,15 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     Returns ``(scores, valid, undefined, propagated, geometric, pairs, diffs)``: the scores
     with NaN handling applied and geometric metrics as floored logs (infinities kept);
     whether each (query, metric) enters the means (the NaN policy of
-    :func:`rankereval._engine.apply_nan_policy`; a query infinite in some run enters the
+    :func:`rankereval.stats._engine.apply_nan_policy`; a query infinite in some run enters the
     means but not the tests); where any run is undefined; the metrics made
     NaN by ``nan_handling='propagate'``; the geometric ones; the ``(run, baseline)`` index
     pairs; the differences (n, n_metrics * n_pairs), column ``m * n_pairs + j`` pair ``j``
     of metric ``m``, NaN where not compared. :mod:`rankereval.spark` runs it per partition.
     """
-    from rankereval._engine import floored_log
+    from rankereval.stats._engine import floored_log
 
-    # only NaN is undefined (rankereval._engine): an infinite score (MeanRanks, FirstRelevantRank
+    # only NaN is undefined (rankereval.stats._engine): an infinite score (MeanRanks, FirstRelevantRank
     # retrieving nothing relevant) enters the means, as in evaluate; the paired tests need finite
     # differences, so a query infinite in some run is left out of that metric's tests only
     scores = np.array(scores, dtype=np.float64)
@@ -596,9 +596,9 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
 
 
 def _score_sums(scores, valid):
-    """Exact sums (:class:`rankereval._exact.ExactSum`, shape (n_metrics, n_runs)) of the
+    """Exact sums (:class:`rankereval.stats._exact.ExactSum`, shape (n_metrics, n_runs)) of the
     scores that enter each run's mean: the engine's sums, so the means are evaluate's bits."""
-    from rankereval._exact import exact_column_sums
+    from rankereval.stats._exact import exact_column_sums
 
     n_q, n_metrics, n_runs = scores.shape
     x = np.where(valid[:, :, None], scores, 0.0).reshape(n_q, n_metrics * n_runs)
@@ -705,8 +705,8 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     .. [3] J. Urbano, H. Lima, A. Hanjalic, "Statistical significance testing in information
        retrieval: an empirical analysis of type I, type II and type III errors", SIGIR 2019.
     """
-    import rankereval.bootstrap as bootstrap
-    from rankereval import _engine
+    import rankereval.stats._resampling as bootstrap
+    from rankereval.stats import _engine
     from rankereval._validation import check_real
 
     nan_handling, nan_default = _engine.compare_nan_handling(nan_handling)
@@ -720,7 +720,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     metric_names, metric_objs = _resolve_metrics(metrics)
     rng = bootstrap._rng(random_state)
 
-    from rankereval import _seeds
+    from rankereval.stats import _seeds
     from rankereval.metrics._ties import check_ties
 
     flat, seed_groups = _seeds.expand({str(k): v for k, v in runs.items()})
@@ -765,7 +765,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
                      scores, valid, query_ids, report)
     if seed_scores is not None:
         # the runs' own scores as the tests' scores are prepared (NaN policy, logs)
-        from rankereval._engine import floored_log
+        from rankereval.stats._engine import floored_log
 
         seed_scores = np.array(seed_scores, dtype=np.float64)  # infinities kept, as in _prepare
         if nan_handling == "zerofill":
@@ -797,7 +797,7 @@ def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correct
     with np.errstate(invalid="ignore", divide="ignore"):
         effect = np.where(sd > 0, mean_diff / sd, np.nan)
     means = np.array(means, dtype=np.float64)
-    from rankereval._engine import exp_mean
+    from rankereval.stats._engine import exp_mean
 
     logs = means[geometric]
     means[geometric] = np.array([exp_mean(float(v)) for v in logs.ravel()]).reshape(logs.shape)  # as evaluate
@@ -844,13 +844,13 @@ def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correct
 # ----------------------------------------------------------------------------------------
 
 def _latex_escape(text):
-    from rankereval._render import latex_escape
+    from rankereval._utils._render import latex_escape
 
     return latex_escape(text)
 
 
 def _markdown_escape(text):
-    from rankereval._render import markdown_escape
+    from rankereval._utils._render import markdown_escape
 
     return markdown_escape(text)
 
@@ -1054,7 +1054,7 @@ class Comparison:
 
     def _cells(self, digits, bold, mark, phantom=None):
         """Cell strings (runs x metrics) built by the given formatters."""
-        from rankereval import _render
+        from rankereval._utils import _render
 
         keys = self.keys
         beaten = self._beaten()
@@ -1188,7 +1188,7 @@ class Comparison:
         interval of the difference and the p-values."""
         import html
 
-        from rankereval import _render
+        from rankereval._utils import _render
 
         cells = self._cells(4, bold=lambda s: f"<strong>{s}</strong>",
                             mark=lambda ks: f"<sup>{html.escape(','.join(ks))}</sup>")
@@ -1233,8 +1233,8 @@ class Comparison:
             text, HTML, Markdown, LaTeX, pandas (``summary``, ``to_pandas``) and a plot (``plot``). The
             method is in the guide "Leaderboards and agreement".
         """
-        import rankereval.bootstrap as bootstrap
-        from rankereval._leaderboard import leaderboard
+        import rankereval.stats._resampling as bootstrap
+        from rankereval.stats._leaderboard import leaderboard
 
         if self.scores is None:
             raise ValueError("this Comparison holds no per-query scores: a leaderboard needs them")
@@ -1357,7 +1357,7 @@ class Comparison:
 
 def _optional(module, extra, purpose):
     """Import an optional dependency, or an ImportError that names the extra to install."""
-    from rankereval._optional import require
+    from rankereval._utils._optional import require
 
     return require(module, extra, purpose)
 

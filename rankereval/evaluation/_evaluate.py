@@ -4,9 +4,10 @@ import warnings
 
 import numpy as np
 
-from rankereval import _engine, _render
-from rankereval._optional import require
-from rankereval._columns import check_relevance_level, metric_columns, score_columns
+from rankereval.stats import _engine
+from rankereval._utils import _render
+from rankereval._utils._optional import require
+from rankereval.evaluation._columns import check_relevance_level, metric_columns, score_columns
 from rankereval._stack import user_stacklevel
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
@@ -149,7 +150,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     seed = _engine.random_seed(opts.random_state) if conf_interval else None
     poisson = None
     if conf_interval and opts.resampling == "poisson":
-        from rankereval.bootstrap import query_key_hashes
+        from rankereval.stats._resampling import query_key_hashes
 
         n, n_boot = scores.shape[0], opts.n_resamples
         part = _engine.partials(scores, nan_handling, query_key_hashes(query_ids, n),

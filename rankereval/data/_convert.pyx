@@ -11,7 +11,7 @@ from libc.string cimport memset
 
 from libc.stdint cimport uint16_t
 
-from rankereval._openmp cimport rankereval_omp_max_threads
+from rankereval._utils._openmp cimport rankereval_omp_max_threads
 from rankereval._typedefs cimport in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint32_t, uint64_t
 
 import numpy as np
@@ -85,7 +85,7 @@ cdef inline int _table_bits(Py_ssize_t max_row_len) noexcept nogil:
     return bits
 
 
-cdef extern from "_limits.h":
+cdef extern from "../_utils/_limits.h":
     long long RE_BITSET_MAX_BITS
     bint re_bitset_fits(int64_t n_bits, int64_t n_ids) noexcept nogil
 

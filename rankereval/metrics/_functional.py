@@ -45,7 +45,7 @@ def _layout(y_true, y_score, qid, group):
 
 def _mean(metric, scores, nan_handling, sample_weight, n_queries):
     """The (weighted) mean over queries after the NaN policy (as :meth:`Metric.mean`)."""
-    from rankereval import _engine
+    from rankereval.stats import _engine
 
     nan_handling = check_nan_handling(nan_handling)
     w = None

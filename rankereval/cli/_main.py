@@ -39,9 +39,9 @@ import math
 import os
 import sys
 
-from rankereval._choices import (CI_METHODS, DCG_GAINS, DCG_LOG_BASES, EXTRA, MISSING, NAN_HANDLING, ORDER_BY,
+from rankereval._utils._choices import (CI_METHODS, DCG_GAINS, DCG_LOG_BASES, EXTRA, MISSING, NAN_HANDLING, ORDER_BY,
                                 TIE_BREAKS)
-from rankereval._cli_common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _confidence, _count, _finite_float,  # noqa: F401
+from rankereval.cli._common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _confidence, _count, _finite_float,  # noqa: F401
                                     _positive_int, guarded, parse_metrics)
 
 __all__ = ["main", "DEFAULT_METRICS"]
@@ -143,9 +143,9 @@ def build_parser():
                                     "(made by rankereval/_sample/make_sample.py).")
     _add_eval_options(ex)
     ls = sub.add_parser("metrics", help="list metric names and aliases")
-    from rankereval._cli_compare import add_compare_subparser
+    from rankereval.cli._compare import add_compare_subparser
 
-    from rankereval._cli_agreement import add_agreement_subparser
+    from rankereval.cli._agreement import add_agreement_subparser
 
     parser.subcommands = {"evaluate": ev, "compare": add_compare_subparser(sub), "example": ex, "metrics": ls,
                           "agreement": add_agreement_subparser(sub)}
@@ -161,7 +161,7 @@ def evaluate(data, metrics, args, err):
     scored once); the library's warning about undefined values becomes a note on stderr."""
     import warnings
 
-    from rankereval._evaluation import evaluate as rk_evaluate
+    from rankereval.evaluation._evaluate import evaluate as rk_evaluate
     from rankereval.exceptions import UndefinedMetricWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -193,7 +193,7 @@ def render(ev, args, trec=None, system=None):
     system-level metrics ``system`` ({name: float}: one value for all queries, so no
     interval and no per-query value) after the per-query metrics; ``trec`` maps the columns
     named the trec_eval way to their TrecMeasure."""
-    from rankereval._render import csv_number, fmt, json_number, table
+    from rankereval._utils._render import csv_number, fmt, json_number, table
 
     system = system or {}
     text = _render_evaluation(ev, args, trec) if ev is not None else ""
@@ -307,7 +307,7 @@ def _trec_order(names, trec):
 def _render_evaluation(ev, args, trec=None):
     """The output text of Evaluation ``ev`` for ``args.format`` (table, json, csv or trec);
     ``trec`` maps the columns named the trec_eval way to their TrecMeasure."""
-    from rankereval._render import csv_number, fmt, json_number, table
+    from rankereval._utils._render import csv_number, fmt, json_number, table
 
     trec = trec or {}
     names = ev.names
@@ -527,11 +527,11 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     args.leftover, args.argv = leftover, argv
     if args.command == "compare":
-        from rankereval._cli_compare import run_compare
+        from rankereval.cli._compare import run_compare
 
         return run_compare(args, out, err)
     if args.command == "agreement":
-        from rankereval._cli_agreement import run_agreement
+        from rankereval.cli._agreement import run_agreement
 
         return run_agreement(args, out, err)
     return guarded(lambda: _dispatch(args, out, err), parser.subcommands.get(args.command, parser),

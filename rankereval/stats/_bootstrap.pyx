@@ -337,7 +337,7 @@ def poisson_weights(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t n_resamp
 # Digits are brought back into [-2**31, 2**31) by carrying (``_carry``) often enough that no
 # limb overflows. The sum therefore does not depend on the order of the terms or on how they
 # are split into blocks: blocks add limb by limb, and the correctly rounded double of the total
-# (``rankereval._exact.ExactSum.to_float``) is the same bits whichever way the terms came.
+# (``rankereval.stats._exact.ExactSum.to_float``) is the same bits whichever way the terms came.
 # Infinities are kept apart as flags (1: +inf seen, 2: -inf seen), which combine by OR as IEEE sums would.
 
 cdef enum:
@@ -472,7 +472,7 @@ def poisson_exact(const float64_t[:, ::1] x, const uint64_t[::1] keys, uint64_t 
     -------
     limbs : ndarray of int64, shape (EXACT_LIMBS, m, B)
         ``sum_i w[i, b] * x[i, j]`` over the rows where ``x[i, j]`` is finite, as base-2**32
-        digits (see ``rankereval._exact.ExactSum``).
+        digits (see ``rankereval.stats._exact.ExactSum``).
     inf : ndarray of int8, shape (m, B)
         1 where a drawn score was +inf, 2 where one was -inf (3: both).
     weights : ndarray of float64, shape (m, B)

@@ -1,5 +1,5 @@
 """What the subcommands of the command line share (``rankereval.cli`` and
-``rankereval._cli_compare`` both import from here; this module imports neither): the default
+``rankereval.cli._compare`` both import from here; this module imports neither): the default
 metrics, the usage error, the metric-name reader of the command line, argparse types, and the
 guard that turns errors into messages and exit statuses."""
 import argparse
@@ -186,7 +186,7 @@ def _describe(exc, parser=None):
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"cannot read {exc.filename!r}: {exc.strerror or exc}"
     if isinstance(exc, ValueError) and parser is not None:
-        from rankereval._engine import cli_message
+        from rankereval.stats._engine import cli_message
 
         return cli_message(exc, _flags(parser))
     return str(exc)

@@ -30,7 +30,7 @@ Kernels
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 
-from rankereval._bootstrap cimport (
+from rankereval.stats._bootstrap cimport (
     BLOCK,
     BLOCK_MASK,
     _binomial,

@@ -1,10 +1,10 @@
 """Evaluate batch by batch (a training loop's validation), merge across processes exactly.
 
 The accumulator scores each batch with the kernels of :func:`rankereval.evaluate` and keeps
-only the mergeable partial sums of :mod:`rankereval._evaluation` (the layer that
+only the mergeable partial sums of :mod:`rankereval.evaluation._evaluate` (the layer that
 :mod:`rankereval.dask` moves between workers): per metric the counts, the exact sum of the
 scores and, with intervals, the Poisson bootstrap's per-resample exact sums keyed by query id.
-The sums are exact (:mod:`rankereval._exact`), so :meth:`Accumulator.compute` gives the same
+The sums are exact (:mod:`rankereval.stats._exact`), so :meth:`Accumulator.compute` gives the same
 bits as ``evaluate`` on the concatenated batches, whatever the batch boundaries, the order of
 the batches or how the accumulators of several processes are merged.
 """
@@ -14,15 +14,15 @@ import warnings
 import numpy as np
 
 
-from rankereval import _engine
-from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
-from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
-from rankereval._columns import score_columns as _score_columns
+from rankereval.stats import _engine
+from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval.stats._engine import partials as _partials, summarise as _summarise
+from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval.evaluation._columns import score_columns as _score_columns
 from rankereval._stack import user_stacklevel
 from rankereval.data._conversion import _host_array
-from rankereval._evaluation import Evaluation
-from rankereval._exact import ExactSum
+from rankereval.evaluation._evaluate import Evaluation
+from rankereval.stats._exact import ExactSum
 from rankereval._validation import check_flag
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 
@@ -281,7 +281,7 @@ class Accumulator:
         return labels, None
 
     def _keys(self, query_ids, n):
-        from rankereval.bootstrap import id_kind, query_key_hashes
+        from rankereval.stats._resampling import id_kind, query_key_hashes
 
         if query_ids is None:
             if self._id_kind not in (None, "row"):
@@ -369,7 +369,7 @@ class Accumulator:
             ids = other._joined_ids() if other._keep_scores else None
             hashes = other._seen_hashes()
             if ids is not None:
-                from rankereval.bootstrap import query_key_hashes
+                from rankereval.stats._resampling import query_key_hashes
 
                 hashes = query_key_hashes(ids)
             new = self._check_new(hashes, ids, where="the merged accumulator")

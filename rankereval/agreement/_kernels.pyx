@@ -19,7 +19,7 @@ from libc.stdlib cimport free, malloc
 
 from rankereval._typedefs cimport float64_t, int64_t, rank_t
 
-cdef extern from "_lookup.h":
+cdef extern from "../metrics/_lookup.h":
     void re_prefetch(const void* p, Py_ssize_t bytes) noexcept nogil
 
 import numpy as np

@@ -32,14 +32,14 @@ import warnings
 
 import numpy as np
 
-from rankereval._choices import CI_METHODS, GEOMETRIC_FLOOR, RESAMPLINGS
-from rankereval._exact import exact_column_sums, exact_mean, poisson_exact
+from rankereval._utils._choices import CI_METHODS, GEOMETRIC_FLOOR, RESAMPLINGS
+from rankereval.stats._exact import exact_column_sums, exact_mean, poisson_exact
 from rankereval._stack import user_stacklevel
-from rankereval._random import random_seed, rng, stream_key  # noqa: F401  (the seed derivation)
+from rankereval.stats._random import random_seed, rng, stream_key  # noqa: F401  (the seed derivation)
 from rankereval._validation import (  # noqa: F401  (the option checks, one message each)
     MAX_RESAMPLES, OptionError, check_bca_finite, check_choice, check_confidence, check_flag, check_n_resamples,
     check_nan_handling)
-from rankereval.bootstrap import BootstrapResult, bootstrap_mean, poisson_result
+from rankereval.stats._resampling import BootstrapResult, bootstrap_mean, poisson_result
 
 __all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "aggregate", "interval",
            "random_seed", "stream_key", "partials", "merge_partials", "summarise", "cli_message"]
@@ -312,7 +312,7 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
 
 def merge_partials(a, b):
     """The partial sums of two disjoint blocks of queries together (exactly: the sums are
-    :class:`rankereval._exact.ExactSum`, so any grouping and order gives the same bits)."""
+    :class:`rankereval.stats._exact.ExactSum`, so any grouping and order gives the same bits)."""
     out = {}
     for key in a:
         if key == "min":
@@ -328,7 +328,7 @@ def summarise(part, columns, nan_handling, n_boot=None, conf=None, method="perce
     """Means, Poisson intervals (when ``part`` has sums; else None), rankings used and
     undefined, and the notes about undefined means, from the total partial sums.
     ``method='bca'`` needs ``part`` from :func:`partials` with ``moments=True``."""
-    import rankereval._bootstrap as _bootstrap
+    import rankereval.stats._bootstrap as _bootstrap
 
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     total = part["sum"].to_float()

@@ -1,5 +1,5 @@
 /* Size limits shared by the kernels; rankereval/_validation.py reads the same numbers
- * through rankereval._convert (bitset_fits), so each is written once, here. */
+ * through rankereval.data._convert (bitset_fits), so each is written once, here. */
 #ifndef RANKEREVAL_LIMITS_H
 #define RANKEREVAL_LIMITS_H
 #include <stdint.h>

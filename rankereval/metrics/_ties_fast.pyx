@@ -24,7 +24,7 @@ in the groups before it and ``m`` of its positions inside the cutoff:
   on average at the group's middle rank.
 
 ``reorder`` writes the best order of each group (relevant items first, larger gains first)
-or the worst one (the reverse); the metric kernel of :mod:`rankereval._kernels` then scores
+or the worst one (the reverse); the metric kernel of :mod:`rankereval.metrics._kernels` then scores
 it, which gives the optimistic and pessimistic values.
 """
 from cython.parallel cimport parallel, prange
