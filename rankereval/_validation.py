@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-import rankereval.data._convert as _convert
+import rankereval._utils._runtime as _runtime
 from rankereval._utils._choices import NAN_HANDLING  # noqa: F401  (the option's values)
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -121,7 +121,7 @@ def check_real(value, name):
 def bitset_fits(n_items, n_ranked_ids):
     """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids (the
     limits are in ``rankereval/_utils/_limits.h``, shared with the conversions)."""
-    return bool(_convert.bitset_fits(min(n_items, 2**62), n_ranked_ids))
+    return bool(_runtime.bitset_fits(min(n_items, 2**62), n_ranked_ids))
 
 
 def check_item_values(values, name, high=None):

@@ -11,15 +11,9 @@ from libc.string cimport memset
 
 from libc.stdint cimport uint16_t
 
-from rankereval._utils._openmp cimport rankereval_omp_max_threads
 from rankereval._typedefs cimport in_id_t, int8_t, int32_t, int64_t, rank_t, score_t, uint32_t, uint64_t
 
 import numpy as np
-
-
-def openmp_max_threads():
-    """Threads an OpenMP region would use now (OMP_NUM_THREADS, threadpoolctl limits); 1 without OpenMP."""
-    return rankereval_omp_max_threads()
 
 
 cdef extern from *:
@@ -88,14 +82,6 @@ cdef inline int _table_bits(Py_ssize_t max_row_len) noexcept nogil:
 cdef extern from "../_utils/_limits.h":
     long long RE_BITSET_MAX_BITS
     bint re_bitset_fits(int64_t n_bits, int64_t n_ids) noexcept nogil
-
-BITSET_MAX_BITS = RE_BITSET_MAX_BITS
-
-
-def bitset_fits(int64_t n_bits, int64_t n_ids):
-    """Whether a per-thread bitset of ``n_bits`` bits pays for ``n_ids`` ids (``_limits.h``)."""
-    return re_bitset_fits(n_bits, n_ids)
-
 
 cdef inline bint _copy_row_fits_int31(const in_id_t* p, rank_t* q, Py_ssize_t m, int64_t* row_max) noexcept nogil:
     """Copy p[0:m] to q with a cast; True (and the row max) when every id is in [0, 2**31).
