@@ -19,10 +19,12 @@ import scipy.stats as st
 
 from rankereval import AP, BinaryLabels, FirstRelevantRank, MeanRanks, NDCG, NumericLabels, Precision, Rankings, ReciprocalRank
 from rankereval.stats import _bootstrap, _compare
-from rankereval.stats._comparison import Comparison, adjust_pvalues, compare
+from rankereval.stats._comparison import Comparison
+from rankereval.stats._corrections import adjust_pvalues
+from rankereval.stats._compare_runs import compare
 
 # the module (``rankereval.compare`` may also be the re-exported function)
-compare_module = importlib.import_module("rankereval.stats._comparison")
+compare_module = importlib.import_module("rankereval.stats._paired_tests")
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 

@@ -252,7 +252,7 @@ def test_several_runs_argument_errors():
 def test_resampling_is_the_paired_bootstrap_of_compare():
     import importlib
 
-    compare_module = importlib.import_module("rankereval.stats._comparison")
+    compare_module = importlib.import_module("rankereval.stats._paired_tests")
     s = np.random.default_rng(3).random((57, 4))
     ours = resampled_means(s, [[0], [1], [2], [3]], 300, np.random.default_rng(5))
     theirs, _ = compare_module._bootstrap_means(s, 300, np.random.default_rng(5))

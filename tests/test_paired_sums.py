@@ -8,7 +8,9 @@ import pytest
 from rankereval import BinaryLabels, Rankings, evaluate
 from rankereval.stats import _bootstrap, _paired_sums
 from rankereval.bootstrap import query_key_hashes
-from rankereval.stats._comparison import CI_RESAMPLES, _finish, _resolve_metrics, compare
+from rankereval.stats._paired_tests import CI_RESAMPLES
+from rankereval.stats._compare_runs import _finish, compare
+from rankereval.stats._alignment import _resolve_metrics
 
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

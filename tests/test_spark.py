@@ -346,7 +346,8 @@ def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
     """Spark's partitions merge to the sums of all queries at once (keyed by query id), which
     tests/test_paired_sums.py checks against literal references."""
     from rankereval.stats import _paired_sums
-    from rankereval.stats._comparison import _finish, _resolve_metrics
+    from rankereval.stats._compare_runs import _finish
+    from rankereval.stats._alignment import _resolve_metrics
 
     labels, runs, sl, sruns = three_runs
     B = 500

@@ -197,7 +197,7 @@ def render_leaderboards(cmp, fmt, seed):
 
 def _compare(args, out, err):
     from rankereval.cli._common import UsageError
-    from rankereval.stats._comparison import compare
+    from rankereval.stats._compare_runs import compare
     from rankereval.io import read_trec
 
     if len(args.runs) < 2:

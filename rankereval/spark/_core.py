@@ -625,7 +625,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     from rankereval._validation import check_real
     from rankereval.stats._paired_sums import check_arguments as _check_arguments, finish as _finish
     from rankereval.stats._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
-    from rankereval.stats._comparison import CI_RESAMPLES
+    from rankereval.stats._paired_tests import CI_RESAMPLES
 
     grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
                                    "rankereval.spark.compare", unset=_UNSET)

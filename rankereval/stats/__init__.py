@@ -11,7 +11,10 @@ runs and TREC files aligned by query id), ``_outcomes`` (NaN policy, sums, wins 
 ``_compare_runs`` (:func:`compare` itself) and ``_comparison`` (the :class:`Comparison` result
 and its renderings: tables, Markdown, LaTeX, JSON, HTML and plots).
 """
-from rankereval.stats._comparison import ALTERNATIVES, CORRECTIONS, TESTS, Comparison, adjust_pvalues, compare
+from rankereval._utils._choices import ALTERNATIVES, CORRECTIONS, TESTS
+from rankereval.stats._comparison import Comparison
+from rankereval.stats._corrections import adjust_pvalues
+from rankereval.stats._compare_runs import compare
 from rankereval.stats._leaderboard import Leaderboard
 
 __all__ = ["compare", "Comparison", "Leaderboard", "adjust_pvalues", "TESTS", "CORRECTIONS", "ALTERNATIVES"]

@@ -26,18 +26,19 @@ import rankereval.stats._bootstrap as _bootstrap
 from rankereval.stats._engine import merge_partials as _merge_partials
 from rankereval.stats._exact import poisson_exact
 from rankereval.stats._resampling import query_key_hashes
-from rankereval.stats._comparison import (
-    _EPS, _bootstrap_p, _count_extreme, _outcomes, _percentile_ci, _prepare, _score_sums, _t_from_moments,
-    _tolerance)
+from rankereval.stats._paired_tests import (
+    _EPS, _bootstrap_p, _count_extreme, _percentile_ci, _t_from_moments, _tolerance)
+from rankereval.stats._outcomes import _outcomes, _prepare, _score_sums
 
 #: the tests computed from sums
 TESTS = ("t", "permutation", "bootstrap")
 
 # compare's steps that a block-wise caller (rankereval.spark) runs around the sums: its
 # argument checks, metrics, run means and result, under the names of this interface
-from rankereval.stats._comparison import (  # noqa: E402,F401
-    _check_arguments as check_arguments, _finish as finish, _resolve_metrics as resolve_metrics,
-    _run_means as run_means)
+from rankereval.stats._checks import _check_arguments as check_arguments
+from rankereval.stats._compare_runs import _finish as finish
+from rankereval.stats._alignment import _resolve_metrics as resolve_metrics
+from rankereval.stats._outcomes import _run_means as run_means
 
 
 def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test, seeds,
