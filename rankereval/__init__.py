@@ -13,12 +13,13 @@ array([0.        , 0.76536064])
 # block here rather than an ``__init__.pyi`` stub: a stub hides the whole module from type
 # checkers, so it would repeat ``__version__``, ``__all__`` and the rest, and must be shipped.
 from importlib import import_module as _import_module
-from importlib.util import find_spec as _find_spec
+from importlib.machinery import PathFinder as _PathFinder
+import os as _os
 
 from rankereval._version import __version__
 
-_EXTENSIONS = ("rankereval.data._convert", "rankereval.metrics._kernels")
-if any(_find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
+# one compiled module proves a build: _utils/_runtime, looked up without importing its package
+if _PathFinder.find_spec("_runtime", [_os.path.join(__path__[0], "_utils")]) is None:  # pragma: no cover
     raise ImportError(
         "rankereval's compiled extensions could not be imported. If you are running from a "
         "source checkout, install it (`pip install .`) and run from another directory, or "

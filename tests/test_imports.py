@@ -372,9 +372,9 @@ def test_the_checks_find_a_lazy_cycle_and_an_upward_import(tmp_path):
 def test_the_private_import_check_finds_one(tmp_path):
     _write(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/_engine.py": "def _shared():\n    pass\n",
+        "pkg/_validation.py": "def _shared():\n    pass\n",
         "pkg/feature.py": "def _helper():\n    pass\n",
-        "pkg/other.py": ("from pkg.feature import _helper, public\nfrom pkg._engine import _shared\n"
+        "pkg/other.py": ("from pkg.feature import _helper, public\nfrom pkg._validation import _shared\n"
                          "from pkg.sub._a import _b\n"),
         "pkg/sub/__init__.py": "",
         "pkg/sub/_a.py": "def _b():\n    pass\n",

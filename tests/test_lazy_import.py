@@ -5,6 +5,7 @@ Each check that depends on what a process imported first runs in a fresh interpr
 the package under test).
 """
 import ast
+import importlib
 import os
 import pickle
 import pickletools

@@ -14,7 +14,9 @@ from rankereval._validation import check_flag, check_log_base, check_nan_handlin
 from rankereval.data._checks import _reject_masked
 from rankereval.data._conversion import _host_array
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
-from rankereval.metrics import AP, DCG, NDCG, Precision, Recall, ReciprocalRank
+from rankereval.metrics._binary import AP, Precision, Recall
+from rankereval.metrics._graded import DCG, NDCG
+from rankereval.metrics._rank import ReciprocalRank
 
 __all__ = ["ndcg_score", "dcg_score", "map_score", "precision_at_k", "recall_at_k", "mrr_score"]
 
