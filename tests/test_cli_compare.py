@@ -1,4 +1,4 @@
-"""The ``compare`` subcommand (rankereval/cli/_compare.py), on a parser built as cli.py will."""
+"""The ``compare`` subcommand (rankereval/cli/_compare.py), on a parser built as cli/_main.py builds it."""
 import argparse
 import gzip
 import io

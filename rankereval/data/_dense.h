@@ -1,5 +1,5 @@
 /* Row kernels of Rankings.from_ranked_indices for a C-contiguous 2-D id array
- * (copy_dense_ids in _convert.pyx): copy one row into the int32 storage while OR-ing its
+ * (copy_dense_ids in data/_convert.pyx): copy one row into the int32 storage while OR-ing its
  * ids (the range check), and check the row for a repeated id.
  *
  * The conversion reads 8 bytes and writes 4 per id of a large array, so it is bound by

@@ -266,7 +266,7 @@ class Evaluation:
         """Per-ranking scores as a DataFrame: one column per metric, indexed by query id.
 
         ``per_query=True`` is the only form (it is accepted so that the same call reads the
-        per-query scores of an ``Evaluation`` and of a :class:`~rankereval.compare.Comparison`);
+        per-query scores of an ``Evaluation`` and of a :class:`~rankereval.stats.Comparison`);
         the table of means is :meth:`summary`. Needs pandas (``pip install 'rankereval[io]'``).
         """
         if per_query is not True:

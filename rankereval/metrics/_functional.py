@@ -4,7 +4,7 @@ Each function takes the ground truth and the model's scores either as dense 2-D 
 shape ``(n_queries, n_documents)`` (as :func:`sklearn.metrics.ndcg_score`) or as flat 1-D
 arrays of one entry per (query, document) row with the query of each row in ``qid=`` (or
 LightGBM's ``group=`` sizes), and returns the mean over queries. They are thin: the layout
-comes from :mod:`rankereval._groups` (as :meth:`Rankings.from_groups`), the values from the
+comes from ``rankereval.data._groups`` (as :meth:`Rankings.from_groups`), the values from the
 metric classes and their kernels.
 """
 import numpy as np

@@ -1,6 +1,6 @@
 """Typed metric kernels: one pass per ranking, one float64 out per ranking.
 
-Every public function here trusts its caller (``metrics.py``) to have checked shapes and
+Every public function here trusts its caller (the metric classes, ``metrics/_base.py``) to have checked shapes and
 dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
 broadcast), the first k' items of the ranking are looked up in the label row, producing a
 short list of *hits* (rank of the hit, position of its label in the CSR row). Each metric is

@@ -580,9 +580,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
             random_state=None, relevance_level=1, query_col="query", item_col="item",
             label_col="label", score_col=None, rank_col=None, tie_break="trec_eval", npartitions=None,
             grade_col=_UNSET):
-    """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.compare.Comparison`.
+    """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.stats.Comparison`.
 
-    As :func:`rankereval.compare.compare` with runs aligned by query id, for the tests whose
+    As :func:`rankereval.stats.compare` with runs aligned by query id, for the tests whose
     statistics are sums: every partition (whole queries of the labels and of every run) sends
     its sums to the driver (see :mod:`rankereval.stats._paired_sums`).
 
@@ -594,9 +594,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
         ``{name: pyspark.sql.DataFrame}``, at least two runs, each as ``run_df`` of
         :func:`evaluate` (one layout for all).
     metrics, baseline, correction, alpha, n_resamples, alternative, nan_handling, relevance_level
-        As in :func:`rankereval.compare.compare`.
+        As in :func:`rankereval.stats.compare`.
     test : {'t', 'permutation', 'bootstrap'}, default='t'
-        ``'t'``: p-values and intervals equal those of :func:`rankereval.compare.compare`.
+        ``'t'``: p-values and intervals equal those of :func:`rankereval.stats.compare`.
         ``'permutation'``: the sign of a query's difference in resample ``b`` is keyed by
         ``(seed, query id, b)`` (not by row position as in memory: the same test, other random
         signs). ``'bootstrap'``: bootstrap-t with Poisson(1) weights keyed by query. The
@@ -617,7 +617,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
 
     Returns
     -------
-    rankereval.compare.Comparison
+    rankereval.stats.Comparison
         With ``scores``, ``valid`` and ``query_ids`` None (the per-query scores stay on the
         cluster); ``report['missing']`` lists at most 5 query ids per run and partition.
     """

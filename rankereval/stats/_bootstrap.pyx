@@ -1,7 +1,7 @@
 """Typed kernels of the bootstrap: resampled means in O(n + B) memory.
 
 Validation, defaults, the choice between the multinomial shortcut and the general loop, and the
-confidence intervals live in ``bootstrap.py``; this module only loops.
+confidence intervals live in ``stats/_resampling.py``; this module only loops.
 
 Random numbers
 --------------
@@ -223,7 +223,7 @@ def resample_means(const float64_t[::1] x, Py_ssize_t n_resamples, uint64_t seed
     seed : int in [0, 2**64)
         Key of the random streams; resample ``b`` uses stream ``(seed, b)`` only.
     n_threads : int, default=1
-        OpenMP threads (the caller, ``bootstrap.py``, applies the package's thread policy;
+        OpenMP threads (the caller, ``stats/_resampling.py``, applies the package's thread policy;
         at most one per resample is used). The result does not depend on it.
     block : int, default=0
         Scores per block of the two-stage draw (see the module docstring); ``0`` means 512,

@@ -1,7 +1,8 @@
-"""Typed kernels of the paired tests of ``compare.py``: resampled statistics in O(n + B) memory.
+"""Typed kernels of the paired tests of :func:`rankereval.compare` (``stats/_paired_tests.py``):
+resampled statistics in O(n + B) memory.
 
-Validation, NaN handling, p-values, intervals and corrections live in ``compare.py``; this
-module only loops. Every kernel takes a C-contiguous float64 matrix with one row per query
+Validation, NaN handling, p-values, intervals and corrections live in the Python modules of
+``stats/``; this module only loops. Every kernel takes a C-contiguous float64 matrix with one row per query
 and one column per comparison, makes for each resample *one* pass over the rows that serves
 every column, and writes that resample's statistics to row ``b`` of its output. Resample
 ``b`` draws only from the random stream ``(seed, b)`` of the resampling engine

@@ -37,7 +37,7 @@ def adjust_pvalues(pvalues, method="holm"):
 
     Examples
     --------
-    >>> from rankereval.stats._comparison import adjust_pvalues
+    >>> from rankereval.stats import adjust_pvalues
     >>> adjust_pvalues([0.01, 0.04, 0.03], "holm")
     array([0.03, 0.06, 0.06])
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bh")

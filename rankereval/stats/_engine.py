@@ -44,7 +44,7 @@ from rankereval.stats._resampling import BootstrapResult, bootstrap_mean, poisso
 __all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "aggregate", "interval",
            "random_seed", "stream_key", "partials", "merge_partials", "summarise", "cli_message"]
 
-# Below this many draws per thread the Poisson kernel uses fewer threads (see bootstrap.py).
+# Below this many draws per thread the Poisson kernel uses fewer threads (see stats/_resampling.py).
 DRAWS_PER_THREAD = 1 << 20
 
 

@@ -1,4 +1,4 @@
-"""Leaderboards with rank intervals: :meth:`rankereval.compare.Comparison.leaderboard`.
+"""Leaderboards with rank intervals: :meth:`rankereval.stats.Comparison.leaderboard`.
 
 The method (Mogstad, Romano, Shaikh and Wilhelm, "Inference for ranks", REStud 2024, with the
 paired bootstrap of queries that :func:`rankereval.compare` uses):
@@ -147,7 +147,7 @@ def leaderboard(cmp, m, n_resamples, rng):
 class Leaderboard:
     """Systems ordered by their mean on one metric, with rank intervals.
 
-    Built by :meth:`rankereval.compare.Comparison.leaderboard`; rows in the order of the
+    Built by :meth:`rankereval.stats.Comparison.leaderboard`; rows in the order of the
     comparison's runs, shown best first. Columns (:meth:`to_pandas`): ``system``, ``mean``,
     ``mean_low``/``mean_high`` (bootstrap percentile interval of the mean; over queries and
     seeds with several runs per system), ``seed_sd`` (standard deviation of the per-run

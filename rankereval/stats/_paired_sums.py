@@ -1,9 +1,9 @@
 """Paired comparisons from mergeable sums: :func:`rankereval.compare` over blocks of queries.
 
-The counterpart of ``_evaluation._partials`` for the paired tests. Each block of queries (a
+The counterpart of ``_engine.partials`` for the paired tests. Each block of queries (a
 Spark partition; any disjoint split) turns its per-query scores into sums that merge by
 addition (:func:`merge`), and :func:`summarise` turns the total into the statistics of
-every (metric, pair) column, which ``compare._finish`` makes a :class:`~rankereval.compare.Comparison`.
+every (metric, pair) column, which ``_compare_runs._finish`` makes a :class:`~rankereval.stats.Comparison`.
 The tests whose statistics are sums:
 
 * ``'t'``: per column the number of differences, their sum and their centred sum of squares

@@ -119,7 +119,7 @@ class BootstrapResult:
 
         Examples
         --------
-        >>> from rankereval.stats._resampling import BootstrapResult
+        >>> from rankereval.bootstrap import BootstrapResult
         >>> BootstrapResult.undefined(10).confidence_interval
         (nan, nan)
         """
@@ -197,7 +197,7 @@ def query_key_hashes(keys, n=None):
 
     Examples
     --------
-    >>> from rankereval.stats._resampling import query_key_hashes
+    >>> from rankereval.bootstrap import query_key_hashes
     >>> bool((query_key_hashes(None, 3) == query_key_hashes([0, 1, 2])).all())
     True
     >>> int(query_key_hashes(["q1"])[0]) == int(query_key_hashes(["q1"])[0])
@@ -417,7 +417,7 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
     Examples
     --------
     >>> import numpy as np
-    >>> from rankereval.stats._resampling import bootstrap_mean
+    >>> from rankereval.bootstrap import bootstrap_mean
     >>> rr = np.array([1.0, 0.5, 0.0, 1.0, 0.25, 0.0, 1.0, 0.5])
     >>> res = bootstrap_mean(rr, n_resamples=2000, random_state=0)
     >>> float(res.mean)
