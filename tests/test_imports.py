@@ -233,6 +233,39 @@ def test_the_package_root_holds_a_handful_of_files():
     assert found == ROOT_FILES
 
 
+#: the public modules and the names they export (before the layout of issue 43, and after it)
+PUBLIC = {
+    "rankereval.bootstrap": ["BootstrapResult", "bootstrap_mean", "query_key_hashes"],
+    "rankereval.agreement": ["rbo", "RBOResult", "jaccard", "kendall_tau", "tau_ap"],
+    "rankereval.stats": ["compare", "Comparison", "Leaderboard", "adjust_pvalues", "TESTS", "CORRECTIONS",
+                         "ALTERNATIVES"],
+    "rankereval.cli": ["main"],
+}
+
+
+@pytest.mark.parametrize("module", ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.io",
+                                    "rankereval.dask", *PUBLIC])
+def test_the_public_import_paths(module):
+    """Every public module imports and holds every name of its ``__all__``; the moved
+    modules keep their public paths (``rankereval.bootstrap``, ``rankereval.agreement``, the
+    console script ``rankereval.cli:main``)."""
+    import importlib
+    import importlib.metadata
+
+    if module == "rankereval.dask":
+        pytest.importorskip("dask")
+    mod = importlib.import_module(module)
+    for name in PUBLIC.get(module, []):
+        assert name in mod.__all__, (module, name)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, (module, name)
+    if module == "rankereval":
+        assert rankereval.metrics.NDCG is rankereval.NDCG
+        assert rankereval.compare is importlib.import_module("rankereval.stats").compare
+        scripts = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == "rankereval"]
+        assert [e.value for e in scripts] == ["rankereval.cli:main"] and scripts[0].load() is mod.cli.main
+
+
 # ---- the C side: includes of the headers and kernels ------------------------------------------
 
 #: the package's C symbols (functions, macros, types of the headers) carry one of these prefixes
