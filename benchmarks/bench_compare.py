@@ -123,7 +123,7 @@ def rankereval_inputs(w, runs, mets):
 
 
 def bench_rankereval(y_true, rankings, metric_dict, B, repeats):
-    from rankereval.compare import compare
+    from rankereval import compare
 
     def run():
         return compare(y_true, rankings, metric_dict, test="permutation", n_resamples=B, random_state=0,

@@ -170,7 +170,7 @@ def apply_in_pandas(labels, run):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from rankereval._evaluation import _metric_columns
+    from rankereval.evaluation._evaluate import _metric_columns
     import rankereval.spark._core as core
 
     union, spec = core._union(labels, run, "query", "item", None, None, None)

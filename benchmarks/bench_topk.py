@@ -347,6 +347,7 @@ def run(args):
     import scipy.sparse as sp
 
     import rankereval
+    import rankereval._threads
     from rankereval import Rankings
 
     rng = np.random.default_rng(0)
@@ -371,7 +372,7 @@ def run(args):
                      "torch": None if torch is None else torch.__version__},
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                     "load_start": loadavg()},
-        "threads": {"rankereval": rankereval._convert.openmp_max_threads(),
+        "threads": {"rankereval": rankereval._threads.effective_n_threads(),
                     "torch": None if torch is None else torch.get_num_threads()},
         "cases": [],
     }

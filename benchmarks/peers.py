@@ -129,9 +129,9 @@ class RankerEval(Library):
         return rankereval.__version__
 
     def threads(self):
-        from rankereval import _convert
+        from rankereval._threads import effective_n_threads
 
-        return int(_convert.openmp_max_threads())
+        return effective_n_threads()
 
     def convert_labels(self, w):
         """Binary labels (for graded workloads: the non-zero pattern) and graded labels."""

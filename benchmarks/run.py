@@ -416,7 +416,7 @@ def thread_scaling(n_users, repeats, log):
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from rankereval import BinaryLabels, Rankings, Recall
-    from rankereval import _convert
+    from rankereval._threads import effective_n_threads
 
     t0 = time.perf_counter()
     w = W.recsys(n_users=n_users, seed=3)
@@ -433,7 +433,7 @@ def thread_scaling(n_users, repeats, log):
     for _ in range(repeats):
         for n in (1, 2):
             with threadpool_limits(limits=n, user_api="openmp"):
-                seen[n] = int(_convert.openmp_max_threads())
+                seen[n] = effective_n_threads()
                 times[n].append(timed(lambda: metric.score(y_true, y_pred), 1)[0])
     for n in (1, 2):
         t = statistics.median(times[n])

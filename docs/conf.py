@@ -141,7 +141,7 @@ numpydoc_xref_aliases = {
     "NumericLabels": "rankereval.NumericLabels",
     "Rankings": "rankereval.Rankings",
     "BootstrapResult": "rankereval.bootstrap.BootstrapResult",
-    "Comparison": "rankereval.compare.Comparison",
+    "Comparison": "rankereval.stats.Comparison",
     "Metric": "rankereval.Metric",
 }
 numpydoc_xref_ignore = {

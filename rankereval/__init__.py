@@ -12,15 +12,14 @@ array([0.        , 0.76536064])
 # imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree). A
 # block here rather than an ``__init__.pyi`` stub: a stub hides the whole module from type
 # checkers, so it would repeat ``__version__``, ``__all__`` and the rest, and must be shipped.
-import sys as _sys
 from importlib import import_module as _import_module
-from importlib.util import find_spec as _find_spec
-from types import ModuleType as _ModuleType
+from importlib.machinery import PathFinder as _PathFinder
+import os as _os
 
 from rankereval._version import __version__
 
-_EXTENSIONS = ("rankereval._convert", "rankereval._kernels")
-if any(_find_spec(name) is None for name in _EXTENSIONS):  # pragma: no cover
+# one compiled module proves a build: _utils/_runtime, looked up without importing its package
+if _PathFinder.find_spec("_runtime", [_os.path.join(__path__[0], "_utils")]) is None:  # pragma: no cover
     raise ImportError(
         "rankereval's compiled extensions could not be imported. If you are running from a "
         "source checkout, install it (`pip install .`) and run from another directory, or "
@@ -43,46 +42,31 @@ _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
                     "rankereval.data"),
     "UndefinedMetricWarning": "rankereval.exceptions",
-    "Evaluation": "rankereval._evaluation",
-    "evaluate": "rankereval._evaluation",
-    "Accumulator": "rankereval._accumulator",
+    "Evaluation": "rankereval.evaluation._evaluate",
+    "evaluate": "rankereval.evaluation._evaluate",
+    "Accumulator": "rankereval.evaluation._accumulator",
     **dict.fromkeys(_METRICS, "rankereval.metrics"),
     **dict.fromkeys(("dcg_score", "map_score", "mrr_score", "ndcg_score", "precision_at_k", "recall_at_k"),
-                    "rankereval._functional"),
-    "Comparison": "rankereval.compare",
-    "compare": "rankereval.compare",
+                    "rankereval.metrics._functional"),
+    "Comparison": "rankereval.stats._comparison",
+    "compare": "rankereval.stats._compare_runs",
 }
 #: public subpackages and modules that ``import rankereval`` made attributes before the imports were lazy
 _SUBMODULES = ("data", "exceptions", "metrics")
-#: names that are both a submodule and, as an attribute of the package, a function of it
-_SHADOWED = ("compare",)
 
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
-class _Package(_ModuleType):
-    """The package's module type: importing the submodule ``rankereval.compare`` makes the
-    import system set the attribute ``compare`` of the package to that module; the function
-    ``compare`` of the module takes its place, so that ``rankereval.compare(...)`` is the
-    function whichever came first (as when everything was imported by ``import rankereval``)."""
-
-    def __setattr__(self, name, value):
-        if name in _SHADOWED and value is _sys.modules.get(f"{__name__}.{name}"):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy and pyright know the idiom)
 if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported eagerly
     from rankereval import data, exceptions, metrics  # noqa: F401
-    from rankereval._accumulator import Accumulator
-    from rankereval._evaluation import Evaluation, evaluate
-    from rankereval._functional import dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k
-    from rankereval.compare import Comparison, compare
+    from rankereval.evaluation._accumulator import Accumulator
+    from rankereval.evaluation._evaluate import Evaluation, evaluate
+    from rankereval.metrics._functional import dcg_score, map_score, mrr_score, ndcg_score, precision_at_k, recall_at_k
+    from rankereval.stats._comparison import Comparison
+    from rankereval.stats._compare_runs import compare
     from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels, Rankings
     from rankereval.exceptions import UndefinedMetricWarning
     from rankereval.metrics import (

@@ -6,7 +6,7 @@ use. The answer honours ``OMP_NUM_THREADS`` and :func:`threadpoolctl.threadpool_
 (both act on ``omp_get_max_threads()``, which is what is read here, at call time), and is 1
 for jobs too small to pay for waking a second thread.
 """
-import rankereval._convert as _convert
+import rankereval._utils._runtime as _runtime
 
 #: below this many elements of work a kernel runs on one thread: waking a second thread
 #: (and, on a busy machine, waiting for the OS to schedule it) costs more than it saves
@@ -22,4 +22,4 @@ def effective_n_threads(work=None):
     """
     if work is not None and work < PARALLEL_MIN_WORK:
         return 1
-    return max(1, _convert.openmp_max_threads())
+    return max(1, _runtime.openmp_max_threads())

@@ -64,7 +64,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "_lookup.h" /* RE_HAVE_SSE2, re_ctz */
+#include "metrics/_lookup.h" /* RE_HAVE_SSE2, re_ctz */
 
 #if defined(__GNUC__)
 #define RE_NOINLINE __attribute__((noinline))

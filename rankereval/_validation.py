@@ -7,8 +7,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-import rankereval._convert as _convert
-from rankereval._choices import NAN_HANDLING  # noqa: F401  (the option's values)
+import rankereval._utils._runtime as _runtime
+from rankereval._utils._choices import NAN_HANDLING  # noqa: F401  (the option's values)
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
@@ -39,7 +39,7 @@ def check_flag(value, name):
 
 class OptionError(ValueError):
     """A ValueError about one option; ``argument`` is its name in the caller's signature (the
-    command line names its flag instead: ``rankereval._engine.cli_message``)."""
+    command line names its flag instead: ``rankereval.stats._engine.cli_message``)."""
 
     def __init__(self, argument, message):
         super().__init__(message)
@@ -62,7 +62,7 @@ def check_log_base(value, name="log_base"):
     """The base of a DCG discount as its option string: ``'2'`` or ``'e'``, from those
     strings or the numbers 2 and ``math.e`` (one spelling for ``DCG``, ``dcg_score`` and
     ``--log-base``)."""
-    from rankereval._choices import DCG_LOG_BASES
+    from rankereval._utils._choices import DCG_LOG_BASES
 
     if not isinstance(value, (bool, np.bool_, str)) and isinstance(value, (Real, np.number)):
         if value == 2:
@@ -120,8 +120,8 @@ def check_real(value, name):
 
 def bitset_fits(n_items, n_ranked_ids):
     """Whether the metric kernel may use a per-thread bitset over ``n_items`` ids (the
-    limits are in ``rankereval/_limits.h``, shared with the conversions)."""
-    return bool(_convert.bitset_fits(min(n_items, 2**62), n_ranked_ids))
+    limits are in ``rankereval/_utils/_limits.h``, shared with the conversions)."""
+    return bool(_runtime.bitset_fits(min(n_items, 2**62), n_ranked_ids))
 
 
 def check_item_values(values, name, high=None):

@@ -414,8 +414,8 @@ def test_system_bootstrap():
         again = m.bootstrap(r, n_resamples=50, random_state=3)
         np.testing.assert_array_equal(res.bootstrap_distribution, again.bootstrap_distribution)
         # one resample by hand: weights are how often each ranking was drawn
-        from rankereval import _bootstrap
-        from rankereval.bootstrap import _seed
+        from rankereval.stats import _bootstrap
+        from rankereval.stats._resampling import _seed
 
         w = np.bincount(_bootstrap.bounded_samples(60, 60, _seed(3), 0), minlength=60)
         drawn = [row for row, c in zip(rows, w) for _ in range(c)]

@@ -1,4 +1,4 @@
-"""Tests of the bootstrap engine (rankereval.bootstrap and its kernel rankereval._bootstrap).
+"""Tests of the bootstrap engine (rankereval.bootstrap and its kernel rankereval.stats._bootstrap).
 
 The kernel's two random stages (block counts by binomials, uniform positions inside a block)
 are checked against exact laws; the resampled means against a naive NumPy bootstrap, against
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rankereval import _bootstrap
-from rankereval.bootstrap import _SHORTCUT_RATIO, BootstrapResult, _validate, bootstrap_mean
+from rankereval.stats import _bootstrap
+from rankereval.stats._resampling import _SHORTCUT_RATIO, BootstrapResult, _validate, bootstrap_mean
 
 
 def chi2_pvalue(observed, expected_probabilities):

@@ -1,4 +1,4 @@
-"""The ``compare`` subcommand (rankereval/_cli_compare.py), on a parser built as cli.py will."""
+"""The ``compare`` subcommand (rankereval/cli/_compare.py), on a parser built as cli/_main.py builds it."""
 import argparse
 import gzip
 import io
@@ -7,8 +7,8 @@ import json
 import pytest
 
 from rankereval import Precision
-from rankereval._cli_compare import add_compare_subparser, run_compare
-from rankereval.compare import compare
+from rankereval.cli._compare import add_compare_subparser, run_compare
+from rankereval import compare
 from rankereval.io import read_trec
 
 QRELS = "".join(f"q{q} 0 d{d} {int((q + d) % 3 == 0)}\n" for q in range(1, 13) for d in range(8))

@@ -10,7 +10,7 @@ import pytest
 
 from rankereval import Precision
 from rankereval.agreement import jaccard, rbo
-from rankereval.compare import compare
+from rankereval import compare
 from rankereval.io import read_trec
 
 from test_cli_compare import _write_run, files  # noqa: F401 (a fixture)

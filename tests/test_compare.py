@@ -18,11 +18,13 @@ import pytest
 import scipy.stats as st
 
 from rankereval import AP, BinaryLabels, FirstRelevantRank, MeanRanks, NDCG, NumericLabels, Precision, Rankings, ReciprocalRank
-from rankereval import _bootstrap, _compare
-from rankereval.compare import Comparison, adjust_pvalues, compare
+from rankereval.stats import _bootstrap, _compare
+from rankereval.stats._comparison import Comparison
+from rankereval.stats._corrections import adjust_pvalues
+from rankereval.stats._compare_runs import compare
 
 # the module (``rankereval.compare`` may also be the re-exported function)
-compare_module = importlib.import_module("rankereval.compare")
+compare_module = importlib.import_module("rankereval.stats._paired_tests")
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -810,7 +812,7 @@ def test_one_sided_interval_is_drawn_to_the_panel_edge(pyplot):
 # ------------------------------------------------------------------------------------------
 
 def test_import_stays_light():
-    code = ("import sys, rankereval, rankereval.compare, rankereval.bootstrap; "
+    code = ("import sys, rankereval, rankereval.stats, rankereval.bootstrap; rankereval.compare; "
             "heavy = [m for m in ('pandas', 'matplotlib', 'scipy.stats', 'dask', 'distributed', 'pyarrow') "
             "if m in sys.modules]; "
             "print(heavy); sys.exit(1 if heavy else 0)")

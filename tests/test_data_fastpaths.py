@@ -12,7 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import rankereval.data._conversion
-from rankereval import BinaryLabels, NumericLabels, Rankings, _convert
+from rankereval import BinaryLabels, NumericLabels, Rankings
+from rankereval.data import _convert
 
 
 class _OnePass:

@@ -12,18 +12,25 @@ import numpy as np
 import pytest
 
 MODULES = ["rankereval", "rankereval.data", "rankereval.metrics", "rankereval.bootstrap", "rankereval.io", "rankereval.cli",
-           "rankereval.compare", "rankereval.dask", "rankereval.agreement"]
+           "rankereval.stats", "rankereval.dask", "rankereval.agreement"]
 
 
 class _Finder(doctest.DocTestFinder):
     """doctest's finder, which also takes the methods of a class that a package shows under
     its own name but defines in a private submodule (``rankereval.data.Rankings`` lives in
-    ``rankereval/data/_rankings.py``): doctest tells a function's module by its globals, so
+    ``rankereval/data/_rankings.py``; ``rankereval.bootstrap.bootstrap_mean`` in
+    ``rankereval/stats/_resampling.py``): doctest tells a function's module by its globals, so
     it would skip those methods."""
 
     def _from_module(self, module, object):
         if inspect.isfunction(object) and object.__globals__.get("__name__", "").startswith(module.__name__ + "._"):
             return True
+        if inspect.isfunction(object) and object.__module__ == module.__name__:  # shown under a public module
+            return True
+        if inspect.isfunction(object) and "." in object.__qualname__:  # a method of a class shown so
+            owner = object.__globals__.get(object.__qualname__.split(".")[0])
+            if inspect.isclass(owner) and owner.__module__ == module.__name__:
+                return True
         return super()._from_module(module, object)
 
 

@@ -317,7 +317,7 @@ def test_swapped_accumulator_calls_never_give_a_number():
 
 
 def test_cli_messages_name_flags():
-    from rankereval._engine import OptionError, cli_message
+    from rankereval.stats._engine import OptionError, cli_message
 
     flags = {"queries": "--queries", "n_bootstrap_samples": "--n-resamples", "missing": "-c/--missing"}
     assert cli_message(ValueError("pass queries='intersection' to compare the common queries"), flags) == \

@@ -195,7 +195,7 @@ def test_zero_rows_score_to_nothing():
 
 def test_compare_takes_ranx_style_dicts():
     pytest.importorskip("pandas")
-    from rankereval.compare import compare
+    from rankereval import compare
     from rankereval.io import from_dicts
 
     rng = np.random.default_rng(3)
@@ -251,7 +251,7 @@ def comparison():
     import matplotlib
 
     matplotlib.use("Agg")
-    from rankereval.compare import compare
+    from rankereval import compare
 
     rng = np.random.default_rng(0)
     y = BinaryLabels.from_positive_indices([list(rng.choice(20, 3, replace=False)) for _ in range(7)])

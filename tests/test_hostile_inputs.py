@@ -149,7 +149,7 @@ def test_memory_error_is_one_line():
     """A MemoryError (here: a request beyond the address-space limit) reaches the command
     line's handler as a one-line error."""
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
-            "from rankereval import _cli_common as c;"
+            "from rankereval.cli import _common as c;"
             "sys.exit(c.guarded(lambda: bytearray(1 << 31), None, 'evaluate', sys.stderr))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1

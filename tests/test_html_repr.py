@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from rankereval import BinaryLabels, NumericLabels, Rankings, evaluate
-from rankereval.compare import compare
+from rankereval import compare
 from rankereval.exceptions import UndefinedMetricWarning
 
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>&amp;'

@@ -15,7 +15,7 @@ import pytest
 from rankereval import (AP, NDCG, BinaryLabels, InfAP, NumericLabels, Precision, Rankings, SetAP, SetF, SetP, SetR,
                         SetRelativeP, evaluate)
 from rankereval.cli import main
-from rankereval.compare import compare
+from rankereval import compare
 from rankereval.metrics import Adjusted, from_name, metric_names
 from rankereval.metrics._ir_names import ENTRIES, TABLE, table_rows
 

@@ -5,6 +5,7 @@ Each check that depends on what a process imported first runs in a fresh interpr
 the package under test).
 """
 import ast
+import importlib
 import os
 import pickle
 import pickletools
@@ -39,7 +40,7 @@ def test_import_loads_neither_numpy_nor_the_kernels():
         print(rankereval.__version__)
         print(sorted(m for m in sys.modules if m == "numpy" or m.startswith("rankereval")))
         rankereval.NDCG
-        print("numpy" in sys.modules, "rankereval._kernels" in sys.modules)
+        print("numpy" in sys.modules, "rankereval.metrics._kernels" in sys.modules)
     """).splitlines()
     from rankereval._version import __version__
 
@@ -107,62 +108,34 @@ def test_pickles_of_public_objects_load_in_a_fresh_process():
     assert out.split() == ["rankereval", "Evaluation", str(round(float(ev.means["ndcg"]), 6))]
 
 
-# ---- a name that is both a submodule and a function of the package -------------------------
+# ---- no module is named like a function it exports -----------------------------------------
 
-def test_the_shadowed_names_are_the_submodules_named_in_all():
-    submodules = {m.name for m in pkgutil.iter_modules([PACKAGE_DIR])}
-    assert set(rankereval._SHADOWED) == submodules & set(rankereval.__all__) == {"compare"}
-    assert "evaluate" not in submodules  # the function lives in rankereval/_evaluation.py
-
-
-CHECK_COMPARE = """
-    import sys, types
-    module = sys.modules["rankereval.compare"]
-    assert isinstance(module, types.ModuleType) and module.__name__ == "rankereval.compare"
-    assert rankereval.compare is module.compare and callable(rankereval.compare), rankereval.compare
-    from rankereval import compare
-    assert compare is module.compare
-    print(rankereval.compare.__name__, rankereval.Comparison.__name__)
-"""
+def test_no_module_is_named_like_a_public_name_it_holds():
+    """``rankereval.compare`` is the function, as every public name is the object itself:
+    importing a submodule makes the import system set the package's attribute of that name,
+    so a module named like a function it exports would replace it (issue 43)."""
+    for package in ("rankereval", "rankereval.stats", "rankereval.evaluation", "rankereval.metrics",
+                    "rankereval.data", "rankereval.io", "rankereval.cli", "rankereval.agreement"):
+        module = importlib.import_module(package)
+        submodules = {m.name for m in pkgutil.iter_modules(module.__path__)}
+        assert not submodules & set(getattr(module, "__all__", ())), package
 
 
-@pytest.mark.parametrize("order", [
-    # attribute first, then the submodule
-    "import rankereval; rankereval.compare; import rankereval.compare; from rankereval.compare import Comparison",
-    # the submodule first (as rankereval._cli_compare does), then the attribute
-    "from rankereval.compare import TESTS; import rankereval",
-    "import rankereval.compare",
-    # through another name's first use
+@pytest.mark.parametrize("first", [
+    "import rankereval; rankereval.compare",
+    "import rankereval.stats",
+    "from rankereval.stats import Comparison; import rankereval",
     "import rankereval; rankereval.Comparison",
-    "import rankereval; from rankereval import compare",
+    "import rankereval.cli._compare; import rankereval",
 ])
-def test_compare_is_the_function_whichever_came_first(order):
-    out = run(order + "\n" + textwrap.dedent(CHECK_COMPARE))
-    assert out.split() == ["compare", "Comparison"]
-
-
-def test_the_compare_function_runs_after_the_submodule_import():
-    out = run("""
-        import rankereval.compare
-        import rankereval
-        from rankereval import BinaryLabels, Rankings, NDCG
-        y = BinaryLabels.from_positive_indices([[0], [1], [2], [0, 1]])
-        a = Rankings.from_ranked_indices([[0, 1], [1, 0], [2, 0], [0, 1]])
-        b = Rankings.from_ranked_indices([[1, 0], [0, 1], [0, 2], [2, 3]])
-        c = rankereval.compare(y, {"a": a, "b": b}, [NDCG(2)])
-        print(type(c).__name__)
-    """)
-    assert out.strip() == "Comparison"
-
-
-def test_an_explicit_assignment_is_kept():
-    """Only the import system's binding of the submodule is replaced by the function."""
-    out = run("""
-        import rankereval
-        rankereval.compare = "patched"
-        print(rankereval.compare)
-    """)
-    assert out.strip() == "patched"
+def test_compare_is_the_function_whichever_module_came_first(first):
+    out = run(first + "\n" + textwrap.dedent("""
+        import inspect, rankereval, rankereval.stats
+        from rankereval import compare
+        assert inspect.isfunction(rankereval.compare) and compare is rankereval.compare is rankereval.stats.compare
+        print(rankereval.compare.__module__, rankereval.compare.__name__, rankereval.Comparison.__name__)
+    """))
+    assert out.split() == ["rankereval", "compare", "Comparison"]
 
 
 # ---- static view and missing extensions ---------------------------------------------------
@@ -217,7 +190,7 @@ def test_a_type_checker_sees_the_names_and_only_them(tmp_path):
     assert status == 1, out + err
     assert 'use.py:4: note: Revealed type is "def (y_true: Any, runs: Any, metrics: Any' in lines[0]
     assert "use.py:5: note: Revealed type is" in lines[1] and "Any" in lines[1]
-    assert lines[2].endswith('-> rankereval._evaluation.Evaluation"')
+    assert lines[2].endswith('-> rankereval.evaluation._evaluate.Evaluation"')
     assert lines[3] == 'use.py:7: error: Module has no attribute "no_such_name"  [attr-defined]'
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rankereval import AP, BinaryLabels, NDCG, Rankings, ReciprocalRank
-from rankereval._leaderboard import COLUMNS, rank_intervals, resampled_means
-from rankereval.compare import compare
+from rankereval.stats._leaderboard import COLUMNS, rank_intervals, resampled_means
+from rankereval import compare
 
 
 def _simulate(rng, effects, n, query_sd=0.2, noise_sd=0.15):
@@ -252,7 +252,7 @@ def test_several_runs_argument_errors():
 def test_resampling_is_the_paired_bootstrap_of_compare():
     import importlib
 
-    compare_module = importlib.import_module("rankereval.compare")
+    compare_module = importlib.import_module("rankereval.stats._paired_tests")
     s = np.random.default_rng(3).random((57, 4))
     ours = resampled_means(s, [[0], [1], [2], [3]], 300, np.random.default_rng(5))
     theirs, _ = compare_module._bootstrap_means(s, 300, np.random.default_rng(5))

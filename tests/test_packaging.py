@@ -161,4 +161,4 @@ def test_setup_compiles_cython_modules_of_subpackages(tmp_path):
     ]
     # and in the real tree: the three kernel modules at least, each importable once installed
     names = [name for name, _ in setup_py["cython_modules"](str(SOURCE))]
-    assert {"rankereval._bootstrap", "rankereval._convert", "rankereval._kernels"} <= set(names)
+    assert {"rankereval.stats._bootstrap", "rankereval.data._convert", "rankereval.metrics._kernels"} <= set(names)

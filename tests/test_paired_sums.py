@@ -1,13 +1,16 @@
-"""The paired tests from mergeable sums (rankereval._paired_sums, what rankereval.spark.compare
+"""The paired tests from mergeable sums (rankereval.stats._paired_sums, what rankereval.spark.compare
 merges): any split of the queries gives rankereval.compare's t-test, and the keyed
 randomization and Poisson bootstrap-t tests equal literal references written from their
 definitions (signs and weights from the hash formula, not from the kernels)."""
 import numpy as np
 import pytest
 
-from rankereval import BinaryLabels, Rankings, _bootstrap, _paired_sums, evaluate
+from rankereval import BinaryLabels, Rankings, evaluate
+from rankereval.stats import _bootstrap, _paired_sums
 from rankereval.bootstrap import query_key_hashes
-from rankereval.compare import CI_RESAMPLES, _finish, _resolve_metrics, compare
+from rankereval.stats._paired_tests import CI_RESAMPLES
+from rankereval.stats._compare_runs import _finish, compare
+from rankereval.stats._alignment import _resolve_metrics
 
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

@@ -16,10 +16,10 @@ from scipy import stats
 
 import rankereval
 from rankereval import AP, NDCG, BinaryLabels, Precision, Rankings, ReciprocalRank
-from rankereval import _bootstrap
-from rankereval._exact import poisson_sums
-from rankereval._engine import merge_partials as _merge_partials, partials as _partials
-from rankereval.bootstrap import _seed, bootstrap_mean, query_key_hashes
+from rankereval.stats import _bootstrap
+from rankereval.stats._exact import poisson_sums
+from rankereval.stats._engine import merge_partials as _merge_partials, partials as _partials
+from rankereval.stats._resampling import _seed, bootstrap_mean, query_key_hashes
 
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

@@ -126,7 +126,7 @@ def test_an_unregistered_metric_cannot_reach_the_kernel():
 
 
 def test_the_kernel_refuses_unknown_metric_ids():
-    from rankereval import _kernels
+    from rankereval.metrics import _kernels
 
     y = BinaryLabels.from_positive_indices([[0]])
     r = Rankings.from_ranked_indices([[0, 1]])
@@ -140,7 +140,7 @@ def test_the_kernel_refuses_unknown_metric_ids():
 
 
 def test_the_kernel_needs_judged_rows_for_judged_reductions():
-    from rankereval import _kernels
+    from rankereval.metrics import _kernels
 
     y = BinaryLabels.from_positive_indices([[0]])
     r = Rankings.from_ranked_indices([[0, 1]])

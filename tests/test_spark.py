@@ -296,7 +296,7 @@ def three_runs(spark):
 
 
 def in_memory_compare(labels, runs, **kw):
-    from rankereval.compare import compare
+    from rankereval import compare
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
@@ -345,8 +345,9 @@ def test_compare_grade_col_is_the_old_spelling_of_label_col(three_runs):
 def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
     """Spark's partitions merge to the sums of all queries at once (keyed by query id), which
     tests/test_paired_sums.py checks against literal references."""
-    from rankereval import _paired_sums
-    from rankereval.compare import _finish, _resolve_metrics
+    from rankereval.stats import _paired_sums
+    from rankereval.stats._compare_runs import _finish
+    from rankereval.stats._alignment import _resolve_metrics
 
     labels, runs, sl, sruns = three_runs
     B = 500

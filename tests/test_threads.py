@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 
 import rankereval
 from rankereval import _threads
-from rankereval.bootstrap import _SHORTCUT_RATIO, bootstrap_mean
+from rankereval.stats._resampling import _SHORTCUT_RATIO, bootstrap_mean
 
 
 def test_small_work_runs_on_one_thread():

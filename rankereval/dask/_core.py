@@ -14,15 +14,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.dask needs Dask: pip install 'rankereval[dask]' "
                       "(dask[array,dataframe] and distributed)") from exc
 
-from rankereval import _engine
-from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
-from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._columns import check_relevance_level, metric_columns as _metric_columns
-from rankereval._columns import score_columns as _score_columns
-from rankereval._evaluation import Evaluation
+from rankereval.stats import _engine
+from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval.stats._engine import partials as _partials, summarise as _summarise
+from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval.evaluation._columns import score_columns as _score_columns
+from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag
-from rankereval.bootstrap import id_kind, query_key_hashes
+from rankereval.stats._resampling import id_kind, query_key_hashes
 from rankereval.data import BinaryLabels, NumericLabels, Rankings
 from rankereval.io._arrow import RepeatedQueryError, list_column, nested_queries, one_array
 
@@ -489,7 +489,7 @@ def _partition_partials(load, args, p, score_options, sum_options):
 
 
 def _table_partials(table, p, nan_handling, seed, n_boot, geometric=None):
-    """Partial sums of partition ``p`` (``rankereval._evaluation._partials``), plus the sorted
+    """Partial sums of partition ``p`` (``rankereval.evaluation._evaluate._partials``), plus the sorted
     hashes of its query keys for the check that no query is in two partitions."""
     part = _partials(table.scores, nan_handling, table.hashes if n_boot else None, seed, n_boot,
                      geometric=geometric)

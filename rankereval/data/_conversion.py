@@ -6,7 +6,7 @@ from numbers import Integral
 
 import numpy as np
 
-import rankereval._convert as _convert
+import rankereval.data._convert as _convert
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX, MAX_ID as _MAX_ID
 from rankereval.data._checks import (_check_int_ids, _check_scores, _check_sparse_structure, _is_sequence,

@@ -4,7 +4,7 @@ from numbers import Integral
 
 import numpy as np
 
-import rankereval._convert as _convert
+import rankereval.data._convert as _convert
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import _INT32_MAX
 from rankereval.data._checks import (_batch_parts, _check_label_values, _check_sparse_structure, _issparse,

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-import rankereval._convert as _convert
+import rankereval.data._convert as _convert
 import rankereval._topk as _topk
 from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads as _n_threads
@@ -514,7 +514,7 @@ def _ranked_scores(out, out_len, dense, data, indptr, ids, n_items, half):
         got = np.take_along_axis(dense, col, axis=1) if w else np.empty((n_rows, 0), dense.dtype)
     else:
         # canonical rows have sorted ids: find each ranked id among its row's stored ids
-        import rankereval._ties as _tk
+        import rankereval.metrics._ties_fast as _tk
 
         pos = np.empty((n_rows, w), dtype=np.int64)
         _tk.stored_positions(np.asarray(indptr, dtype=np.int64), ids, np.ascontiguousarray(out), out_len, pos,

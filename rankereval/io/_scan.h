@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../_lookup.h" /* re_prefetch (a no-op where the compiler has no prefetch builtin) */
+#include "../metrics/_lookup.h" /* re_prefetch (a no-op where the compiler has no prefetch builtin) */
 
 struct re_scan_t {
     int64_t n_newlines;  /* '\n' bytes */

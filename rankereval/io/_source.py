@@ -8,7 +8,7 @@ import sys
 import threading
 import zlib
 
-from rankereval._switches import forced
+from rankereval._utils._switches import forced
 from rankereval.io._result import TrecFormatError
 
 
@@ -31,7 +31,7 @@ _READ_BYTES = 8 << 20
 # Which parser reads the files: "auto" (pyarrow when installed, else pandas), or one forced
 # with _forced_parser (tests run both). A context variable, not a module switch: local to
 # the thread that set it, and forcing pyarrow where it is missing raises.
-_PARSER = contextvars.ContextVar("rankereval_parser", default="auto")  # see rankereval._switches
+_PARSER = contextvars.ContextVar("rankereval_parser", default="auto")  # see rankereval._utils._switches
 
 
 def _forced_parser(name):
@@ -40,7 +40,7 @@ def _forced_parser(name):
 
 
 def _pandas():
-    from rankereval._optional import require
+    from rankereval._utils._optional import require
 
     return require("pandas", "io", "rankereval.io")
 

@@ -4,7 +4,7 @@ from numbers import Real
 
 import numpy as np
 
-from rankereval._choices import EXTRA, MISSING, ORDER_BY, TIE_BREAKS  # noqa: F401  (the options' values)
+from rankereval._utils._choices import EXTRA, MISSING, ORDER_BY, TIE_BREAKS  # noqa: F401  (the options' values)
 from rankereval._validation import check_k
 from rankereval.io._assemble import (_PackedIdArray, _Side, _assemble, _r, _union_ids, _unpack_ids,
                                      _unpack_short_strings)

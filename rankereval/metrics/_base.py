@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import rankereval._beyond as _beyond
-import rankereval._kernels as _kernels
+import rankereval.metrics._beyond_fast as _beyond
+import rankereval.metrics._kernels as _kernels
 from rankereval._stack import user_stacklevel
-from rankereval._switches import forced
+from rankereval._utils._switches import forced
 from rankereval._threads import effective_n_threads
 from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
 from rankereval.data import BinaryLabels, Labels, Rankings
@@ -31,7 +31,7 @@ _LABELS = ("binary", "graded", "none", "intents")
 _AGGREGATES = ("mean", "geometric")
 
 #: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
-from rankereval._choices import GEOMETRIC_FLOOR  # noqa: E402,F401  (the floor of geometric means)
+from rankereval._utils._choices import GEOMETRIC_FLOOR  # noqa: E402,F401  (the floor of geometric means)
 
 _NO_VALUES = np.empty(0)
 
@@ -39,7 +39,7 @@ _NO_VALUES = np.empty(0)
 # "bitset", "search" or "scan" (with :func:`_forced_lookup`) to check every strategy on the
 # same input. A context variable, not a module switch: it is read once per call, is local
 # to the thread (and task) that set it, and forcing a strategy that cannot apply raises.
-_LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")  # see rankereval._switches
+_LOOKUP = contextvars.ContextVar("rankereval_lookup", default="auto")  # see rankereval._utils._switches
 
 
 def _forced_lookup(strategy):
@@ -166,9 +166,9 @@ class MetricInfo:
             raise ValueError(f"labels must be one of {_LABELS}, got {self.labels!r}")
         if self.cutoff not in _CUTOFFS:
             raise ValueError(f"cutoff must be one of {_CUTOFFS}, got {self.cutoff!r}")
-        if self.labels == "none":  # the metrics that read rankings only (rankereval._beyond)
+        if self.labels == "none":  # the metrics that read rankings only (rankereval.metrics._beyond_fast)
             if self.kernel not in _beyond.KERNELS:
-                raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval._beyond; "
+                raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval.metrics._beyond_fast; "
                                  f"known: {sorted(_beyond.KERNELS)}")
         elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity"):
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
@@ -458,7 +458,7 @@ class Metric:
         >>> Precision(2).mean(y_true, y_pred, conf_interval=True, random_state=0)
         {'score': 0.75, 'conf_interval': (0.5, 1.0)}
         """
-        from rankereval import _engine
+        from rankereval.stats import _engine
 
         if args:
             random_state, method, resampling = _positional(
@@ -516,7 +516,7 @@ class Metric:
         >>> res.bootstrap_distribution.shape
         (1000,)
         """
-        from rankereval import _engine
+        from rankereval.stats import _engine
 
         if args:
             method, random_state, resampling = _positional(
@@ -532,7 +532,7 @@ class Metric:
         """The engine's NaN policy on ``raw`` scores: ``(scores, rows kept or None)``.
         ``'propagate'`` warns about NaN; ``'drop'`` warns when it leaves nothing (a NaN mean).
         Warnings point at the user's line."""
-        from rankereval._engine import apply_nan_policy
+        from rankereval.stats._engine import apply_nan_policy
 
         scores, rows, n_nan = apply_nan_policy(raw, nan_handling)
         if n_nan and nan_handling == "propagate":
@@ -716,8 +716,8 @@ def _restore_metric(cls, params):
 
 
 def _aggregate(info, scores):
-    """The mean of ``scores`` as the registry entry says (:func:`rankereval._engine.aggregate`)."""
-    from rankereval._engine import aggregate
+    """The mean of ``scores`` as the registry entry says (:func:`rankereval.stats._engine.aggregate`)."""
+    from rankereval.stats._engine import aggregate
 
     return aggregate(info, scores)
 

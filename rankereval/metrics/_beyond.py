@@ -9,7 +9,7 @@ long-tail items, item features.
 """
 import numpy as np
 
-import rankereval._beyond as _beyond
+import rankereval.metrics._beyond_fast as _beyond
 from rankereval._threads import effective_n_threads
 from rankereval._validation import (check_choice, check_item_features, check_item_set,
                                     check_item_values, check_k)

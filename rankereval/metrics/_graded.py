@@ -1,8 +1,8 @@
 """Graded-relevance metrics: DCG, NDCG, RBP and ERR (they read the label values)."""
 import numpy as np
 
-import rankereval._kernels as _kernels
-from rankereval._choices import DCG_GAINS, DCG_LOG_BASES
+import rankereval.metrics._kernels as _kernels
+from rankereval._utils._choices import DCG_GAINS, DCG_LOG_BASES
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_choice, check_flag, check_k, check_log_base
 from rankereval.data import BinaryLabels

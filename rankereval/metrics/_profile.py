@@ -2,7 +2,7 @@ r"""Measures of the whole relevance profile of a ranking: the rest of trec_eval 
 
 Each reads, per ranking, the code of every ranked item (its grade or 1 when relevant, 0 when
 judged not relevant, -2 in the pool but not judged, -1 not in the pool; see
-``rankereval/_profile.pyx``), made by one typed pass for all the profile metrics of a call.
+``rankereval/metrics/_profile_fast.pyx``), made by one typed pass for all the profile metrics of a call.
 The formulas are trec_eval 10.0's (``m_*.c`` of usnistgov/trec_eval), written as array
 operations over the rankings; the edge cases are trec_eval's, except that a value trec_eval
 leaves at 0 because it is undefined (a query without relevant documents) is NaN here, as for
@@ -23,7 +23,7 @@ from rankereval.data import BinaryLabels
 from rankereval.metrics._base import _LOOKUP, _PROFILE_SCORER, Metric, MetricInfo, RealParam
 
 #: the pseudo-kernel of the profile metrics (``MetricInfo.kernel``): they are scored by
-#: :func:`score_profiles`, not by the hit reductions of ``rankereval._kernels``
+#: :func:`score_profiles`, not by the hit reductions of ``rankereval.metrics._kernels``
 KERNEL = "profile"
 
 _INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -33,7 +33,7 @@ class _Profile:
     """The profile of the rankings of one call, and what the formulas need of the labels."""
 
     def __init__(self, y_true, y_pred, width):
-        import rankereval._profile as _kernel
+        import rankereval.metrics._profile_fast as _kernel
         from rankereval._threads import effective_n_threads
 
         ranks = y_pred.indices

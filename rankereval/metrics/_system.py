@@ -7,13 +7,13 @@ are not per-ranking metrics (there is no per-ranking score to average, so no ``s
 :meth:`SystemMetric.bootstrap` a bootstrap interval over rankings where that is meaningful.
 
 Exposure counts come from one parallel typed pass over the top k of every ranking
-(``rankereval._beyond.exposure``, one histogram per thread).
+(``rankereval.metrics._beyond_fast.exposure``, one histogram per thread).
 """
 import math
 
 import numpy as np
 
-import rankereval._beyond as _beyond
+import rankereval.metrics._beyond_fast as _beyond
 from rankereval._threads import effective_n_threads
 from rankereval._validation import check_choice, check_flag, check_k
 from rankereval.data import Rankings
@@ -103,10 +103,10 @@ class SystemMetric:
         Each resample costs one exposure pass (weighted by how often each ranking was drawn),
         so memory stays O(n_rankings + n_items + n_resamples).
         """
-        import rankereval._bootstrap as _bootstrap
-        from rankereval._random import stream_key
+        import rankereval.stats._bootstrap as _bootstrap
+        from rankereval.stats._random import stream_key
         from rankereval._validation import check_confidence, check_n_resamples
-        from rankereval.bootstrap import BootstrapResult, percentile_interval
+        from rankereval.stats._resampling import BootstrapResult, percentile_interval
 
         n_resamples = check_n_resamples(n_resamples)
         confidence_level = check_confidence(confidence_level, "confidence_level")

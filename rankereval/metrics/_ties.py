@@ -2,11 +2,11 @@
 best (optimistic) and worst (pessimistic) orders (``Metric.score(..., ties=...)``).
 
 The rankings must keep their ties (``Rankings.from_scores(..., ties="keep")`` and the
-readers' ``ties="keep"``); the kernels are in :mod:`rankereval._ties`.
+readers' ``ties="keep"``); the kernels are in :mod:`rankereval.metrics._ties_fast`.
 """
 import numpy as np
 
-import rankereval._ties as _tk
+import rankereval.metrics._ties_fast as _tk
 from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads
 from rankereval.data import BinaryLabels, Rankings
@@ -57,7 +57,7 @@ def refusal(metric):
 
 def _unsupported_kernel(kernel):
     if kernel == "profile":
-        return ("trec_eval's measures read from a ranking's relevance profile (rankereval/_profile.pyx) "
+        return ("trec_eval's measures read from a ranking's relevance profile (rankereval/metrics/_profile_fast.pyx) "
                 "have no tie-aware form implemented")
     if kernel == "diversity":
         return ("the intent-aware diversity measures (their gains depend on the items above each one) "

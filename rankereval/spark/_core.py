@@ -12,15 +12,15 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("rankereval.spark needs PySpark: pip install 'rankereval[spark]'") from exc
 
-from rankereval import _engine
-from rankereval._engine import geometric_columns as _geometric, merge_partials as _merge_partials
-from rankereval._engine import partials as _partials, summarise as _summarise
-from rankereval._columns import check_relevance_level as _check_relevance_level
-from rankereval._columns import metric_columns as _metric_columns, score_columns as _score_columns
-from rankereval._evaluation import Evaluation
+from rankereval.stats import _engine
+from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
+from rankereval.stats._engine import partials as _partials, summarise as _summarise
+from rankereval.evaluation._columns import check_relevance_level as _check_relevance_level
+from rankereval.evaluation._columns import metric_columns as _metric_columns, score_columns as _score_columns
+from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag
-from rankereval.bootstrap import query_key_hashes
+from rankereval.stats._resampling import query_key_hashes
 from rankereval.io._trec import order_columns
 
 __all__ = ["evaluate", "compare", "SparkInputError"]
@@ -538,7 +538,7 @@ def _compare_task(batches, spec):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from rankereval import _paired_sums
+    from rankereval.stats import _paired_sums
 
     table = _partition_table(batches, spec)
     n_runs, m = len(spec["run_names"]), len(spec["columns"])
@@ -580,11 +580,11 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
             random_state=None, relevance_level=1, query_col="query", item_col="item",
             label_col="label", score_col=None, rank_col=None, tie_break="trec_eval", npartitions=None,
             grade_col=_UNSET):
-    """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.compare.Comparison`.
+    """Compare runs held in Spark DataFrames with paired tests; a :class:`~rankereval.stats.Comparison`.
 
-    As :func:`rankereval.compare.compare` with runs aligned by query id, for the tests whose
+    As :func:`rankereval.stats.compare` with runs aligned by query id, for the tests whose
     statistics are sums: every partition (whole queries of the labels and of every run) sends
-    its sums to the driver (see :mod:`rankereval._paired_sums`).
+    its sums to the driver (see :mod:`rankereval.stats._paired_sums`).
 
     Parameters
     ----------
@@ -594,9 +594,9 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
         ``{name: pyspark.sql.DataFrame}``, at least two runs, each as ``run_df`` of
         :func:`evaluate` (one layout for all).
     metrics, baseline, correction, alpha, n_resamples, alternative, nan_handling, relevance_level
-        As in :func:`rankereval.compare.compare`.
+        As in :func:`rankereval.stats.compare`.
     test : {'t', 'permutation', 'bootstrap'}, default='t'
-        ``'t'``: p-values and intervals equal those of :func:`rankereval.compare.compare`.
+        ``'t'``: p-values and intervals equal those of :func:`rankereval.stats.compare`.
         ``'permutation'``: the sign of a query's difference in resample ``b`` is keyed by
         ``(seed, query id, b)`` (not by row position as in memory: the same test, other random
         signs). ``'bootstrap'``: bootstrap-t with Poisson(1) weights keyed by query. The
@@ -617,15 +617,15 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
 
     Returns
     -------
-    rankereval.compare.Comparison
+    rankereval.stats.Comparison
         With ``scores``, ``valid`` and ``query_ids`` None (the per-query scores stay on the
         cluster); ``report['missing']`` lists at most 5 query ids per run and partition.
     """
-    from rankereval import _paired_sums
+    from rankereval.stats import _paired_sums
     from rankereval._validation import check_real
-    from rankereval._paired_sums import check_arguments as _check_arguments, finish as _finish
-    from rankereval._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
-    from rankereval.compare import CI_RESAMPLES
+    from rankereval.stats._paired_sums import check_arguments as _check_arguments, finish as _finish
+    from rankereval.stats._paired_sums import resolve_metrics as _resolve_metrics, run_means as _run_means
+    from rankereval.stats._paired_tests import CI_RESAMPLES
 
     grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
                                    "rankereval.spark.compare", unset=_UNSET)

@@ -1,0 +1,110 @@
+"""The metric columns of an evaluation and their per-query scores (shared internals).
+
+:func:`metric_columns` reads the ``metrics`` argument of :func:`rankereval.evaluate`,
+:func:`rankereval.compare`, the Accumulator, :mod:`rankereval.dask` and :mod:`rankereval.spark`
+into ``[(column name, Metric)]``; :func:`score_columns` scores every column with one kernel
+call per kind of labels. The means and intervals of the scores are :mod:`rankereval.stats._engine`'s.
+"""
+import numpy as np
+
+from rankereval.metrics._adjusted import Adjusted, threshold_labels
+from rankereval.metrics._base import Metric, labels_for, score_many
+from rankereval.metrics._names import from_name
+from rankereval.metrics._system import SystemMetric
+
+__all__ = ["metric_columns", "check_relevance_level", "score_columns"]
+
+
+def metric_columns(metrics):
+    """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
+
+    In a list, a name is its column's name as the user spelt it (``"map@50"`` stays
+    ``"map@50"``, not ``"ap@50"``); a :class:`Metric` object's column is its ``.name``."""
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    if isinstance(metrics, dict):
+        items = list(metrics.items())
+        for col, _ in items:
+            if not isinstance(col, str):
+                raise TypeError(f"metrics: column names must be str, got {col!r}")
+    elif isinstance(metrics, (list, tuple)):
+        items = [(None, m) for m in metrics]
+    else:
+        raise TypeError("metrics must be a list of Metric objects and/or names, or a dict "
+                        f"{{column name: metric or name}}, got {type(metrics).__name__}")
+    if not items:
+        raise ValueError("metrics is empty: give at least one metric, e.g. ['ndcg@10', 'map']")
+    columns = []
+    for col, m in items:
+        if isinstance(m, str):
+            col = m if col is None else col  # a list names a column by the string given
+            m = from_name(m)
+        if isinstance(m, SystemMetric):
+            raise TypeError(f"metrics: {m.name} is a system-level metric (one value for all rankings, "
+                            f"no score per ranking); compute it with {type(m).__name__}.compute(y_pred)")
+        if not isinstance(m, Metric):
+            raise TypeError(f"metrics: expected a Metric or a metric name, got {m!r}")
+        columns.append((m.name if col is None else col, m))
+    seen = {}
+    for col, m in columns:
+        if col in seen:
+            raise ValueError(f"metrics: two metrics have the column name {col!r} ({seen[col]!r} and "
+                             f"{m!r}); give them distinct names with a dict {{name: metric}}")
+        seen[col] = m
+    return columns
+
+
+def check_relevance_level(relevance_level):
+    if (isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, (int, float, np.number))
+            or not np.isfinite(relevance_level) or relevance_level <= 0):
+        raise ValueError(f"relevance_level must be a finite number > 0 (labels of 0 and below are "
+                         f"never stored, so they cannot be relevant), got {relevance_level!r}")
+
+
+def score_columns(columns, binary, numeric, y_pred, relevance_level, ties=None):
+    """Scores of every ``(name, metric)`` column, shape ``(n_rankings, n_columns)``.
+
+    ``binary`` / ``numeric``: the labels as given (one of them may be None); binary metrics
+    over graded labels see them thresholded at ``relevance_level``. One validation and one
+    kernel call per kind of labels: every ranking is looked up in its label row once for all
+    the metrics that read those labels. :mod:`rankereval.dask` calls it per partition.
+    ``ties``: a mode of ``Metric.score(..., ties=...)`` for rankings with recorded ties (then
+    one tie kernel call per metric).
+    """
+    if numeric is not None and any(m.info.labels == "binary" for _, m in columns):
+        check_relevance_level(relevance_level)
+        binary = threshold_labels(numeric, relevance_level)
+    groups = {}
+    rankings_only = []
+    adjusted = []  # a relevance level or judged-only rankings of their own: a call each
+    for j, (_, m) in enumerate(columns):
+        if m.info.labels == "none":  # beyond-accuracy metrics read the rankings only
+            rankings_only.append(j)
+            continue
+        if isinstance(m, Adjusted):
+            adjusted.append(j)
+            continue
+        labels = labels_for(m, binary, numeric)
+        groups.setdefault(id(labels), (labels, []))[1].append(j)
+    scores = np.empty((y_pred.n_rows, len(columns)), dtype=np.float64)
+    tied = ties is not None and y_pred.has_ties
+    for labels, cols in groups.values():
+        first = columns[cols[0]][1]
+        first._check_inputs(labels, y_pred)
+        for j in cols:
+            if type(columns[j][1]).score is not Metric.score:
+                raise TypeError(f"{type(columns[j][1]).__name__} overrides Metric.score; evaluate "
+                                "scores metrics through their registry entries and kernel reductions")
+        if tied:
+            from rankereval.metrics._ties import tied_scores
+
+            for j in cols:
+                scores[:, j] = tied_scores(columns[j][1], labels, y_pred, ties)
+        else:
+            scores[:, cols] = score_many([columns[j][1] for j in cols], labels, y_pred)
+    for j in rankings_only:
+        scores[:, j] = columns[j][1].score(None, y_pred, ties=ties if tied else None)
+    for j in adjusted:
+        scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
+                                                 relevance_level, ties if tied else None)
+    return scores
