@@ -555,7 +555,7 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     pairs; the differences (n, n_metrics * n_pairs), column ``m * n_pairs + j`` pair ``j``
     of metric ``m``, NaN where not compared. :mod:`rankereval.spark` runs it per partition.
     """
-    from rankereval._engine import floored_log
+    from rankereval._engine import fill_undefined, floored_log
 
     # only NaN is undefined (rankereval._engine): an infinite score (MeanRanks, FirstRelevantRank
     # retrieving nothing relevant) enters the means, as in evaluate; the paired tests need finite
@@ -563,8 +563,8 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     scores = np.array(scores, dtype=np.float64)
     undefined = np.isnan(scores).any(axis=2)                    # (n, n_metrics)
     n_q, n_metrics, n_runs = scores.shape
-    if nan_handling == "zerofill":
-        scores = np.where(np.isnan(scores), 0.0, scores)
+    if nan_handling in ("zerofill", "onefill"):
+        scores = fill_undefined(scores, nan_handling)
         valid = np.ones((n_q, n_metrics), dtype=bool)
     elif nan_handling == "drop":
         valid = ~undefined
@@ -661,12 +661,13 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         ``'permutation'`` and ``'tukey'`` use ``min(B, 1000)`` bootstrap resamples.
     alternative : {'two-sided', 'greater', 'less'}, default='two-sided'
         ``'greater'``: the run's mean is larger than the baseline's (in raw metric values).
-    nan_handling : {'drop', 'zerofill', 'propagate'} or None, default=None
+    nan_handling : {'drop', 'zerofill', 'onefill', 'propagate'} or None, default=None
         None: ``'drop'`` in this release, with a ``FutureWarning`` when some metric has an
         undefined query: the next release makes the default ``'propagate'``, the Python API's
         one default (:doc:`/guide/nan_policy`). Queries where a run's score is undefined (NaN, e.g. no relevant document):
         ``'drop'`` leaves such a query out of that metric's comparisons (for every run, so
-        that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0;
+        that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0
+        (``'onefill'``: 1);
         ``'propagate'`` makes that metric's results NaN. An infinite score (MeanRanks,
         FirstRelevantRank retrieving nothing relevant) is not undefined: it enters the run
         means as in :func:`rankereval.evaluate` (which are then infinite), and only the
@@ -765,11 +766,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
                      scores, valid, query_ids, report)
     if seed_scores is not None:
         # the runs' own scores as the tests' scores are prepared (NaN policy, logs)
-        from rankereval._engine import floored_log
+        from rankereval._engine import fill_undefined, floored_log
 
         seed_scores = np.array(seed_scores, dtype=np.float64)  # infinities kept, as in _prepare
-        if nan_handling == "zerofill":
-            seed_scores = np.where(np.isnan(seed_scores), 0.0, seed_scores)
+        seed_scores = fill_undefined(seed_scores, nan_handling)
         if geometric.any():
             seed_scores[:, geometric, :] = floored_log(seed_scores[:, geometric, :])
         seed_scores.setflags(write=False)
