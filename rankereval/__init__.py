@@ -35,7 +35,8 @@ _METRICS = (
     # trec_eval 10.0's other measures (rankereval.metrics._profile)
     "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
     "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved",
-    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC")
+    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
+    "NumQueries")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
@@ -92,6 +93,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
     from rankereval.metrics import AUROC, FallOut
+    from rankereval.metrics import NumQueries
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -158,6 +160,7 @@ __all__ = [
     "ScaledRBPResidual",
     "FallOut",
     "AUROC",
+    "NumQueries",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -606,3 +606,11 @@ def ref_auroc(labels, ranking, k=None):
 
 
 REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})
+
+
+def ref_num_queries(labels, ranking):
+    """ir_measures' NumQ per query: every evaluated query counts once."""
+    return 1.0
+
+
+REFERENCE.update({"NumQueries": ref_num_queries})
