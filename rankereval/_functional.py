@@ -175,9 +175,9 @@ def dcg_score(y_true, y_score, *, k=None, log_base=2, qid=None, group=None, samp
     r"""Discounted cumulative gain, averaged over queries (scikit-learn's form).
 
     Equal to :func:`sklearn.metrics.dcg_score` (linear gains, ties averaged); arguments as
-    :func:`ndcg_score`, plus ``log_base`` (2 or ``'e'``). A query without a relevant
-    document has DCG 0 (``nan_handling='zerofill'``, as scikit-learn; the metric class
-    :class:`~rankereval.DCG` marks it NaN).
+    :func:`ndcg_score`, plus ``log_base`` (2, ``'e'`` or any number > 1, as scikit-learn's).
+    A query without a relevant document has DCG 0 (``nan_handling='zerofill'``, as
+    scikit-learn; the metric class :class:`~rankereval.DCG` marks it NaN).
 
     Examples
     --------

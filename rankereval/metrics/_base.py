@@ -619,7 +619,8 @@ def _score_many(metrics, y_true, y_pred):
     ranks = y_pred.indices
     args = [m._kernel_args(y_true, y_pred) for m in metrics]
     kinds = [a.get("judged", False) for a in args]
-    if True in kinds and "pool" in kinds:  # one judged set per kernel call: the two apart
+    pool = y_true.judged.judged if y_true.judged is not None else None  # None: the judged items
+    if pool is not None and True in kinds and "pool" in kinds:  # one judged set per call: apart
         out = np.empty((y_pred.n_rows, len(metrics)), dtype=np.float64)
         pooled = [j for j, w in enumerate(kinds) if w == "pool"]
         others = [j for j, w in enumerate(kinds) if w != "pool"]
@@ -636,9 +637,9 @@ def _score_many(metrics, y_true, y_pred):
                 f"{who.name} needs to tell judged non-relevant items from unjudged ones, but "
                 f"y_true has no judgments: build it with y_true.with_judged(judged_ids), or read "
                 "it with rankereval.io (read_trec, from_dataframes), which keeps every judged item")
-        if "pool" in kinds and judged.judged is not None:
+        if "pool" in kinds and pool is not None:
             # every line of the qrels, also a negative grade's (in the pool, not judged)
-            judged = judged.judged
+            judged = pool
         j_indptr, j_ind = judged.indptr, judged.indices
     else:
         j_indptr = j_ind = np.empty(0, dtype=y_true.indptr.dtype)
