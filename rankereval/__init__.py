@@ -36,7 +36,8 @@ _METRICS = (
     "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved",
     "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
     # the intent-aware diversity measures (rankereval.metrics._diversity)
-    "ERRIA", "NERRIA", "AlphaDCG", "AlphaNDCG", "NRBP", "NNRBP", "APIA", "PrecisionIA", "SubtopicRecall")
+    "ERRIA", "NERRIA", "AlphaDCG", "AlphaNDCG", "NRBP", "NNRBP", "APIA", "PrecisionIA", "SubtopicRecall",
+    "NumQueries")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
     from rankereval.data import IntentLabels
     from rankereval.metrics import (
         APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
+    from rankereval.metrics import NumQueries
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -158,6 +160,7 @@ __all__ = [
     "APIA",
     "PrecisionIA",
     "SubtopicRecall",
+    "NumQueries",
     "Novelty",
     "AveragePopularity",
     "TailShare",

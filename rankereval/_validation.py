@@ -59,22 +59,34 @@ def check_choice(value, choices, name):
 
 
 def check_log_base(value, name="log_base"):
-    """The base of a DCG discount as its option string: ``'2'`` or ``'e'``, from those
-    strings or the numbers 2 and ``math.e`` (one spelling for ``DCG``, ``dcg_score`` and
-    ``--log-base``)."""
+    """The base of a DCG discount as its option string: ``'2'`` or ``'e'`` (from those
+    strings or the numbers 2 and ``math.e``), or any other base b > 1, as the
+    shortest string of its float (``'10'``, ``'1.5'``), from a number or such a string: one
+    spelling for ``DCG``, ``dcg_score``, names (``dcg@10[log_base=10]``) and ``--log-base``."""
     from rankereval._utils._choices import DCG_LOG_BASES
 
-    if not isinstance(value, (bool, np.bool_, str)) and isinstance(value, (Real, np.number)):
-        if value == 2:
-            return "2"
-        if value == np.e:
-            return "e"
     if isinstance(value, str):
         try:
             return check_choice(value, DCG_LOG_BASES, name)
         except ValueError:
             pass
-    raise OptionError(name, f"{name} must be one of '2', 'e' (or the numbers 2 and math.e), got {value!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    elif not isinstance(value, (bool, np.bool_)) and isinstance(value, (Real, np.number)):
+        number = float(value)
+    else:
+        number = None
+    if number is not None and np.isfinite(number) and number > 1:
+        if number == 2:
+            return "2"
+        if number == np.e:
+            return "e"
+        text = repr(number)
+        return text[:-2] if text.endswith(".0") else text
+    raise OptionError(name, f"{name} must be '2', 'e' or a number > 1 (the base of the logarithm; a "
+                            f"base below 1 would make the discounts negative), got {value!r}")
 
 
 def check_nan_handling(value, name="nan_handling"):

@@ -331,12 +331,13 @@ def gain(value, relevance_scaling):
 
 
 def discount(rank, log_base):
-    """log_b(rank + 1) for a 1-based rank; b = e ('e') or 2 ('2')."""
+    """log_b(rank + 1) for a 1-based rank; b = e ('e'), 2 ('2') or any number > 1 (its
+    string, or the number)."""
     if log_base == "e":
         return math.log(rank + 1)
     if log_base == "2":
         return math.log2(rank + 1)
-    raise ValueError(log_base)
+    return math.log(rank + 1, float(log_base))
 
 
 def _dcg_of_gains(values_in_rank_order, k, relevance_scaling, log_base):
@@ -605,3 +606,11 @@ def ref_auroc(labels, ranking, k=None):
 
 
 REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})
+
+
+def ref_num_queries(labels, ranking):
+    """ir_measures' NumQ per query: every evaluated query counts once."""
+    return 1.0
+
+
+REFERENCE.update({"NumQueries": ref_num_queries})

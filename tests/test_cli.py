@@ -98,6 +98,18 @@ def test_json_equals_python_api(capsys):
         assert got[name]["n_queries"] == 20 and got[name]["n_nan"] == 0
 
 
+def test_log_base_takes_any_base(capsys):
+    data = read_trec(QRELS, RUN)
+    code, out, err = run_cli(capsys, "evaluate", QRELS, RUN, "-m", "dcg@5", "dcg@5[log_base=3]", "--log-base", "10",
+                             "-f", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["dcg@5"]["mean"] == data.mean(DCG(5, log_base=10), nan_handling="zerofill")
+    assert got["dcg@5[log_base=3]"]["mean"] == data.mean(DCG(5, log_base=3), nan_handling="zerofill")
+    code, out, err = run_cli(capsys, "evaluate", QRELS, RUN, "-m", "dcg@5", "--log-base", "1")
+    assert code == 2 and "--log-base: expected '2', 'e' or a number > 1" in err
+
+
 def test_per_query_json_csv_table(capsys):
     data = read_trec(QRELS, RUN)
     ndcg = data.score(NDCG(10))
@@ -186,6 +198,11 @@ def test_nan_handling_missing_and_notes(capsys, small):
     assert json.loads(out)["p@1"] == {"mean": 0.0, "n_queries": 1, "n_nan": 1}
     code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "-f", "json", "--nan-handling", "zerofill")
     assert json.loads(out)["p@1"]["mean"] == 0.0
+    # onefill: b counts as 1 (torchmetrics' empty_target_action='pos'), a is 0
+    code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "-f", "json", "--nan-handling", "onefill")
+    assert json.loads(out)["p@1"] == {"mean": 0.5, "n_queries": 2, "n_nan": 1}
+    code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "p@1", "-q", "--nan-handling", "onefill")
+    assert code == 0 and "scored 1 and counted in the mean (--nan-handling onefill" in out + _
     # -c: c is evaluated with an empty ranking (recall 0), as trec_eval -c
     code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "recall@10", "-c", "-f", "json", "-q",
                              "--nan-handling", "drop")

@@ -21,7 +21,7 @@ from rankereval import Accumulator, BinaryLabels, NumericLabels, Rankings, Undef
 from metric_space import all_metrics
 
 METRICS = all_metrics()
-NAN_HANDLING = ("propagate", "drop", "zerofill")
+NAN_HANDLING = ("propagate", "drop", "zerofill", "onefill")
 B = 64
 SEED = 11
 N, N_ITEMS, K = 36, 24, 10
@@ -338,5 +338,17 @@ def test_log_base_is_one_option_everywhere():
     got = rankereval.dcg_score(GRADES, SCORES, k=5, log_base="2", nan_handling="zerofill")
     assert got == rankereval.dcg_score(GRADES, SCORES, k=5, log_base=2, nan_handling="zerofill")
     assert same(got, quiet(rankereval.DCG(5, log_base=2).mean, NUMERIC, RANKINGS, "zerofill"))
-    with pytest.raises(ValueError, match="log_base must be one of '2', 'e'"):
-        rankereval.DCG(5, log_base=10)
+    # any other base > 1: the shortest string of its number, from the number or a string
+    for base, text in ((10, "10"), (10.0, "10"), ("10", "10"), ("1e1", "10"), (1.5, "1.5"), (np.float32(4), "4")):
+        assert rankereval.DCG(5, log_base=base).log_base == text
+    from_name = rankereval.metrics.from_name
+    assert from_name("dcg@5[log_base=10]") == rankereval.DCG(5, log_base=10)
+    assert from_name(rankereval.NDCG(5, log_base=1.5).name) == rankereval.NDCG(5, log_base=1.5)
+    assert rankereval.DCG(5, log_base=10).name == "dcg@5[log_base=10]"
+    got = rankereval.dcg_score(GRADES, SCORES, k=5, log_base=10, nan_handling="zerofill")
+    assert same(got, quiet(rankereval.DCG(5, log_base="10").mean, NUMERIC, RANKINGS, "zerofill"))
+    for bad in (1, 0.5, 0, -2, float("inf"), float("nan"), "ten", True, None):
+        with pytest.raises(ValueError, match="log_base must be '2', 'e' or a number > 1"):
+            rankereval.DCG(5, log_base=bad)
+    with pytest.raises(ValueError, match="metric 'dcg\\[log_base=1\\]': log_base must be '2', 'e' or a number > 1"):
+        from_name("dcg[log_base=1]")

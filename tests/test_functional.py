@@ -45,6 +45,9 @@ def test_ndcg_and_dcg_equal_sklearn_with_ties(data, k):
     assert dcg_score(y, s, k=k) == pytest.approx(sklearn_metrics.dcg_score(y, s, k=k), rel=1e-12, abs=1e-12)
     assert dcg_score(y, s, k=k, log_base="e") == pytest.approx(
         sklearn_metrics.dcg_score(y, s, k=k, log_base=np.e), rel=1e-12, abs=1e-12)
+    for base in (10, 1.5, 3):  # any base, scikit-learn's log_base
+        assert dcg_score(y, s, k=k, log_base=base) == pytest.approx(
+            sklearn_metrics.dcg_score(y, s, k=k, log_base=base), rel=1e-12, abs=1e-12)
     # the same numbers from flat, shuffled rows with a qid
     yf, sf, qid = flat(y, s, np.random.default_rng(0))
     assert ndcg_score(yf, sf, k=k, qid=qid) == pytest.approx(ndcg_score(y, s, k=k), rel=1e-12, abs=1e-12)
@@ -159,7 +162,7 @@ def test_exported_under_the_package():
     (lambda: ndcg_score([1, 0, 1], [0.1, 0.2, 0.3], qid=[0, 0]), ValueError, "qid has 2 rows, expected 3"),
     (lambda: ndcg_score([1, 0, 1], [0.1, np.nan, 0.3], qid=[0, 0, 0]), ValueError, r"y_score\[1\] is nan"),
     (lambda: ndcg_score([1, -1, 1], [0.1, 0.2, 0.3], qid=[0, 0, 0]), ValueError, r"y_true\[1\] = -1.0"),
-    (lambda: dcg_score([[1, 0]], [[0.1, 0.2]], log_base=10), ValueError, "log_base must be one of '2', 'e'"),
+    (lambda: dcg_score([[1, 0]], [[0.1, 0.2]], log_base=1), ValueError, "log_base must be '2', 'e' or a number > 1"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], ignore_ties=1), TypeError, "ignore_ties must be True or False"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], k=0), ValueError, "k must be an integer > 0"),
     (lambda: ndcg_score([[1, 0]], [[0.1, 0.2]], sample_weight=[1, 2]), ValueError, "sample_weight has 2"),

@@ -888,7 +888,7 @@ def metric_params(cls):
 
 def _documented_nan(name, params, n_rel, length, n_judged=0):
     if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "NumNonRelevantJudgedRetrieved",
-                "Utility", "Unjudged", "ScaledRBPResidual"):
+                "Utility", "Unjudged", "ScaledRBPResidual", "NumQueries"):
         return False  # counts and trec_eval's always-defined measures: never NaN
     if name in ("SetP", "SetRelativeP", "SetAP") and length == 0:
         return True

@@ -71,35 +71,67 @@ def _check(qrels, run, names, tol):
             assert math.isclose(ours[name][qid], value, rel_tol=0, abs_tol=tol), (name, qid, ours[name][qid], value)
 
 
-def _has_negative_grades(qrels):
-    with open(qrels) as fh:
-        return any(int(line.split()[3]) < 0 for line in fh if line.strip())
-
-
 @pytest.mark.parametrize("case", CASES, ids=os.path.basename)
 def test_equal_to_ir_measures_on_its_own_test_inputs(case):
     qrels, run = case + ".qrels", case + ".run"
     _check(qrels, run, TREC_BACKED, 1e-12)
     _check(qrels, run, GDEVAL, 5.01e-6)  # half a unit of the 5th decimal
-    if not _has_negative_grades(qrels):
-        _check(qrels, run, JUDGED, 1e-12)
+    # also on qrels with negative grades: ir_measures' Judged counts every qrels line, and so
+    # does Judged here (a negative grade is in the labels' pool)
+    _check(qrels, run, JUDGED, 1e-12)
 
 
-def test_judged_differs_from_ir_measures_only_by_negative_grades(tmp_path):
-    # ir_measures' Judged provider counts every document of the qrels as judged; trec_eval
-    # (and so rankereval, and ir_measures' judged_only=True through pytrec_eval) counts a
-    # negative grade as not judged. Without the negative lines the values agree.
-    cases = [c for c in CASES if _has_negative_grades(c + ".qrels")]
-    assert cases
-    for case in cases:
-        kept = tmp_path / (os.path.basename(case) + ".qrels")
-        with open(case + ".qrels") as fh:
-            kept.write_text("".join(line for line in fh if line.strip() and int(line.split()[3]) >= 0))
-        ours = _ours(case + ".qrels", case + ".run", JUDGED)
-        for name in JUDGED:
-            theirs = _theirs(str(kept), case + ".run", name)
-            for qid, value in theirs.items():
-                assert math.isclose(ours[name][qid], value, abs_tol=1e-12), (case, name, qid)
+def test_judged_counts_a_negative_grade_as_ir_measures_does(tmp_path):
+    # issue 44: d2, graded -1, is a qrels line, so judged for ir_measures' Judged: d1, d2, d3
+    # are all judged, 1.0 (not 2/3)
+    qrels, run = tmp_path / "neg.qrels", tmp_path / "neg.run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 -1\nq1 0 d3 0\nq1 0 d4 2\n")
+    run.write_text("".join(f"q1 Q0 {d} {i + 1} {4 - i} r\n" for i, d in enumerate(["d1", "d2", "d3", "d5"])))
+    ours = _ours(str(qrels), str(run), ["Judged@3", "Judged@4", "judged@3"])
+    assert ours["Judged@3"]["q1"] == ours["judged@3"]["q1"] == 1.0
+    assert ours["Judged@4"]["q1"] == 0.75
+    _check(str(qrels), str(run), ["Judged@3", "Judged@4", "Judged"], 0)
+    # Bpref still reads d2 as not judged (trec_eval's convention, ir_measures through
+    # pytrec_eval), in the same evaluate call as Judged
+    _check(str(qrels), str(run), ["Bpref", "Judged@3"], 1e-12)
+
+
+ACCURACY = ["Accuracy", "Accuracy@2", "Accuracy@3", "Accuracy(rel=2)", "Accuracy(rel=2)@5", "NumQ"]
+
+
+def test_accuracy_and_numq_equal_ir_measures_on_random_inputs(tmp_path):
+    """ir_measures' accuracy provider (its own Python: 1 - the non-relevant documents above
+    each relevant one retrieved, over R' N') is AUROC@k here; NumQ is 1 per query. Where its
+    provider divides by zero (a query whose top k has relevant documents only) ir_measures
+    raises ZeroDivisionError: those cases are left out (AUROC is NaN there)."""
+    rng = random.Random(45)
+    checked = 0
+    for i in range(30):
+        qrels, run = _random_case(rng, tmp_path, i)
+        ours = _ours(qrels, run, ACCURACY)
+        for name in ACCURACY:
+            try:
+                theirs = _theirs(qrels, run, name)
+            except ZeroDivisionError:
+                continue
+            for qid, value in theirs.items():  # (it reports no value where AUROC is NaN)
+                assert math.isclose(ours[name][qid], value, rel_tol=0, abs_tol=1e-12), (name, qid)
+                checked += 1
+    assert checked >= 100
+
+
+def test_accuracy_by_hand(tmp_path):
+    # d1 relevant; d2 (-1), d3 (0) and d5 (unjudged) not relevant: every pair ordered, 1.0;
+    # q2: d7 (0) above d1 (2), d9 below: 1 of 2 pairs
+    qrels, run = tmp_path / "a.qrels", tmp_path / "a.run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 -1\nq1 0 d3 0\nq1 0 d4 2\nq2 0 d1 2\nq2 0 d7 0\n")
+    run.write_text("q1 Q0 d1 1 4 r\nq1 Q0 d2 2 3 r\nq1 Q0 d3 3 2 r\nq1 Q0 d5 4 1 r\n"
+                   "q2 Q0 d7 1 3 r\nq2 Q0 d1 2 2 r\nq2 Q0 d9 3 1 r\n")
+    ours = _ours(str(qrels), str(run), ["Accuracy", "Accuracy@2", "NumQ"])
+    assert ours["Accuracy"] == {"q1": 1.0, "q2": 0.5}
+    assert ours["Accuracy@2"] == {"q1": 1.0, "q2": 0.0}
+    assert ours["NumQ"] == {"q1": 1.0, "q2": 1.0}
+    _check(str(qrels), str(run), ["Accuracy", "Accuracy@2", "Accuracy(rel=2)", "NumQ"], 0)
 
 
 def _random_case(rng, tmp_path, i):
@@ -131,7 +163,7 @@ def test_equal_to_ir_measures_on_random_inputs(tmp_path):
     rng = random.Random(33)
     for i in range(25):
         qrels, run = _random_case(rng, tmp_path, i)
-        _check(qrels, run, names, 1e-12)
+        _check(qrels, run, names + JUDGED, 1e-12)  # grades -1..3: Judged counts the -1 lines
         _check(qrels, run, GDEVAL[:3], 5.01e-6)  # gdeval ERR; its nDCG takes the ideal of judged grades >= 0 too
 
 
@@ -165,7 +197,7 @@ def test_every_ir_measures_measure_is_read_or_refused_with_a_reason():
     ("nDCG(gains={0: 0, 1: 1})@10", "parameter 'gains' is not supported: custom gains"),
     ("nDCG(dcg='exp')@10", "dcg must be 'log2' or 'exp-log2'"),
     ("nDCG(rel=2)@10", "nDCG has no parameter 'rel'"),
-    ("NumQ", "is not supported: .*number of queries"),
+    ("NumQ@5", "NumQ takes no cutoff"),
     ("Compat(p=0.9)", "is not supported: .*compatibility"),
     ("SetP(relative=1)", "relative must be True or False"),
     ("P", "P needs a cutoff, e.g. P@10"),
@@ -235,7 +267,9 @@ def test_table_rows_cover_every_entry():
     by_name = {r[0].split(" ")[0]: r for r in rows}
     assert by_name["AP[@k]"][2] == "ap; @k: ap@k[relevant]"
     assert by_name["P@k"][1:] == ("rel, judged_only", "p@k", "")
-    assert by_name["NumQ"][2].startswith("not supported: ")
+    assert by_name["NumQ"][2] == "numq"
+    assert by_name["Accuracy[@k]"][2] == "auroc[@k]"
+    assert by_name["BPM@k"][2].startswith("not supported: ")
     assert by_name["infAP"][2] == "infap"
 
 

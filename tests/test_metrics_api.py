@@ -135,7 +135,7 @@ def test_dcg_invalid_relevance_scaling(cls, bad):
 
 
 @pytest.mark.parametrize("cls", DCG_FAMILY, ids=lambda c: c.__name__)
-@pytest.mark.parametrize("bad", ["10", "ten", "", "ln", "e2"])
+@pytest.mark.parametrize("bad", ["1", "0.5", "-10", "inf", "ten", "", "ln", "e2"])
 def test_dcg_invalid_log_base(cls, bad):
     with pytest.raises(ValueError):
         cls(3, log_base=bad)

@@ -321,6 +321,22 @@ def test_ndcg_is_independent_of_log_base(data, k):
             binary = NDCG(k, relevance_scaling=scaling, log_base="2").score(y_true, y_pred)
             np.testing.assert_allclose(natural, binary, rtol=1e-12, atol=1e-12, equal_nan=True)
             assert np.all(np.isnan(natural) | ((natural >= 0) & (natural <= 1 + 1e-12)))
+            other = NDCG(k, relevance_scaling=scaling, log_base=10).score(y_true, y_pred)
+            np.testing.assert_allclose(other, natural, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 2))
+@given(data=st.booleans().flatmap(lambda graded: metric_inputs(graded=graded)), k=st.one_of(st.none(), EXTRA_K),
+       base=st.one_of(st.sampled_from([10, 3, "10"]), st.floats(1.01, 1000)))
+def test_dcg_with_any_log_base_matches_reference(data, k, base):
+    """DCG/NDCG with a base other than e and 2 (scikit-learn's dcg_score(log_base=b)) against
+    the literal reference, log_b(i + 1) = math.log(i + 1, b)."""
+    y_true, y_pred = build(data)
+    for cls in (DCG, NDCG):
+        for scaling in ("identity", "power"):
+            params = dict(k=k, relevance_scaling=scaling, log_base=base)
+            metric = cls(**params)
+            check(metric, data, y_true, y_pred, ref.REFERENCE[cls.__name__], **params)
 
 
 # --------------------------------------------------------------------------- #

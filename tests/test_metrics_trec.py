@@ -370,4 +370,5 @@ def test_read_trec_fills_the_judgments(tmp_path):
     assert data.numeric_labels.judged == data.binary_labels.judged
     # bpref of query 1: a has b (judged, not relevant) above it: 1 - 1/1 = 0; query 2: 0 found
     np.testing.assert_array_equal(data.score(Bpref()), [0.0, 0.0])
-    np.testing.assert_allclose(data.score(Judged(3)), [2 / 3, 0.0])
+    # Judged counts every qrels line, c's too (ir_measures' Judged): 3/3; query 2: d unjudged
+    np.testing.assert_allclose(data.score(Judged(3)), [1.0, 0.0])

@@ -32,9 +32,15 @@ def test_auroc_and_fallout_against_torchmetrics(k):
     yt, yp = BinaryLabels.from_matrix(y), Rankings.from_scores(scores)
     idx = torch.arange(y.shape[0]).repeat_interleave(y.shape[1])
     preds, target = torch.tensor(scores.ravel()), torch.tensor(y.ravel())
+    # torchmetrics' retrieval_auroc returns 0 for a top k with one kind of document only
+    # (its empty_target_action is for queries without a relevant document at all): AUROC is
+    # NaN there, and nan_handling='zerofill' gives torchmetrics' mean; every row here has both
+    # kinds, so FallOut is defined everywhere
     for ours, theirs in ((FallOut(k), tm.RetrievalFallOut(top_k=k)), (AUROC(k), tm.RetrievalAUROC(top_k=k))):
         want = float(theirs(preds, target, indexes=idx))
-        assert abs(ours.mean(yt, yp) - want) < 1e-6, ours
+        assert abs(ours.mean(yt, yp, nan_handling="zerofill") - want) < 1e-6, ours
+    if k is not None:
+        assert np.isnan(AUROC(k).score(yt, yp)).any()  # (the case above is met)
 
 
 def test_fallout_by_hand():
@@ -43,3 +49,55 @@ def test_fallout_by_hand():
     # row 0: 3 non-relevant, 1 of them in the top 2; row 1: no non-relevant item
     np.testing.assert_array_equal(FallOut(2).score(y_true, y_pred), [1 / 3, np.nan])
     assert not FallOut.info.higher_is_better
+
+
+def _with_empty_queries(seed, n=30, m=12):
+    """Queries as torchmetrics takes them (every candidate scored, no ties), a third of them
+    without a relevant document."""
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(n * m).reshape(n, m) / (n * m)
+    y = rng.random((n, m)) < 0.25
+    y[rng.random(n) < 0.35] = False
+    y[0] = False   # at least one empty query
+    y[1, 0] = True  # and one that is not
+    return y, scores
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_nan_policies_are_torchmetrics_empty_target_actions(seed):
+    """torchmetrics' empty_target_action: 'pos' counts a query without a relevant document
+    as 1 (nan_handling='onefill'), 'neg' as 0 ('zerofill'), 'skip' leaves it out ('drop')."""
+    torch = pytest.importorskip("torch", reason="torchmetrics (CPU) is the peer of the fill policies")
+    tm = pytest.importorskip("torchmetrics.retrieval", reason="torchmetrics is the peer of the fill policies")
+    from rankereval import AP, NDCG, Precision, Recall, ReciprocalRank
+    from rankereval.metrics import from_name
+
+    y, scores = _with_empty_queries(seed)
+    yt, yp = BinaryLabels.from_matrix(y), Rankings.from_scores(scores)
+    idx = torch.arange(y.shape[0]).repeat_interleave(y.shape[1])
+    preds, target = torch.tensor(scores.ravel()), torch.tensor(y.ravel())
+    pairs = [(ReciprocalRank(), tm.RetrievalMRR), (AP(), tm.RetrievalMAP),
+             (Precision(5), lambda **kw: tm.RetrievalPrecision(top_k=5, **kw)),
+             (Recall(5), lambda **kw: tm.RetrievalRecall(top_k=5, **kw)),
+             (NDCG(5, log_base=2), lambda **kw: tm.RetrievalNormalizedDCG(top_k=5, **kw)),
+             (from_name("success@3"), lambda **kw: tm.RetrievalHitRate(top_k=3, **kw))]
+    for action, policy in (("pos", "onefill"), ("neg", "zerofill"), ("skip", "drop")):
+        for ours, theirs in pairs:
+            want = float(theirs(empty_target_action=action)(preds, target, indexes=idx))
+            got = ours.mean(yt, yp, nan_handling=policy)
+            assert abs(got - want) < 1e-6, (ours, action, got, want)
+
+
+def test_onefill_is_the_mean_with_undefined_scores_as_one():
+    from rankereval import ReciprocalRank, evaluate
+
+    y, scores = _with_empty_queries(5)
+    yt, yp = BinaryLabels.from_matrix(y), Rankings.from_scores(scores)
+    raw = ReciprocalRank(4).score(yt, yp)
+    assert np.isnan(raw).any()
+    want = float(np.mean(np.where(np.isnan(raw), 1.0, raw)))
+    assert ReciprocalRank(4).mean(yt, yp, nan_handling="onefill") == pytest.approx(want, rel=1e-15)
+    ev = evaluate(yt, yp, ["rr@4"], nan_handling="onefill")
+    assert ev.means["rr@4"] == pytest.approx(want, rel=1e-15)
+    assert ev.n_used["rr@4"] == len(raw) and ev.n_undefined["rr@4"] == int(np.isnan(raw).sum())
+    np.testing.assert_array_equal(ev["rr@4"], raw)  # the per-query scores keep their NaN

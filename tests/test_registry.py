@@ -98,7 +98,7 @@ def test_from_name(text, expected):
     ("p", "needs a cutoff, e.g. p@10"),
     ("meanranks@3", "takes no cutoff"),
     ("p@0", "integer > 0"), ("p@x", "integer > 0"), ("p@-1", "integer > 0"),
-    ("p@3[power]", "unknown option 'power'"), ("ndcg@3[log_base=10]", "log_base must be one of"),
+    ("p@3[power]", "unknown option 'power'"), ("ndcg@3[log_base=1]", "log_base must be '2', 'e' or a number > 1"),
     ("p@3[truncated,truncated]", "set twice"), ("p@3]", "without"), ("ap@2[k=3]", "no option 'k'"),
 ])
 def test_from_name_errors(text, match):

@@ -138,6 +138,16 @@ def _finite_float(text):
     return v
 
 
+def _log_base(text):
+    """``--log-base``: 'e', '2' or any number > 1 (as ``DCG(log_base=...)`` reads it)."""
+    from rankereval._validation import check_log_base
+
+    try:
+        return check_log_base(text, "--log-base")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("--log-base must be", "expected")) from None
+
+
 def guarded(call, usage_parser, command, err):
     """Run a subcommand; turn its errors into a message on ``err`` and the exit status: 2
     for usage errors (with the subcommand's usage), 1 for input and environment problems

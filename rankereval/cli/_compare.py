@@ -72,7 +72,8 @@ def add_compare_subparser(sub):
                         "union (missing queries scored as empty rankings, as trec_eval -c)")
     p.add_argument("--nan-handling", choices=NAN_HANDLING, default="drop",
                    help="queries whose metric is undefined (e.g. no relevant document): drop "
-                        "(default), zerofill, or propagate (that metric's results are NaN)")
+                        "(default), zerofill (count as 0), onefill (count as 1), or propagate (that "
+                        "metric's results are NaN)")
     p.add_argument("-l", "--relevance-level", type=_finite_float, default=1, metavar="LEVEL",
                    help="grade from which a document is relevant for binary metrics (default: 1)")
     p.add_argument("--intents", action="store_true",

@@ -9,7 +9,7 @@ import sys
 from rankereval._utils._choices import (CI_METHODS, DCG_GAINS, DCG_LOG_BASES, EXTRA, MISSING, NAN_HANDLING, ORDER_BY,
                                 TIE_BREAKS)
 from rankereval.cli._common import (DEFAULT_METRICS, DEFAULT_SEED, UsageError, _confidence, _count, _finite_float,  # noqa: F401
-                                    _positive_int, guarded, parse_metrics)
+                                    _log_base, _positive_int, guarded, parse_metrics)
 
 __all__ = ["main", "DEFAULT_METRICS"]
 
@@ -35,13 +35,15 @@ def _add_eval_options(p, default_seed=DEFAULT_SEED):
                    help="grade from which a document is relevant for binary metrics (default: 1, as trec_eval -l)")
     p.add_argument("--nan-handling", choices=NAN_HANDLING, default="zerofill",
                    help="queries whose metric is undefined (NaN, e.g. no relevant document): count "
-                        "as 0 (zerofill; default, as trec_eval), drop, or propagate (the mean is NaN; "
-                        "the Python API's default)")
+                        "as 0 (zerofill; default, as trec_eval), as 1 (onefill; torchmetrics' "
+                        "empty_target_action='pos'), drop, or propagate (the mean is NaN; the Python "
+                        "API's default)")
     p.add_argument("--truncated", action="store_true",
                    help="precision/recall/f1/hitrate: clip k at the ranking length (precision) or "
                         "the number of relevant documents (recall)")
-    p.add_argument("--log-base", choices=DCG_LOG_BASES, default="e",
-                   help="logarithm of the DCG discount (default: e; trec_eval uses 2; NDCG does not depend on it)")
+    p.add_argument("--log-base", type=_log_base, default="e", metavar="{e,2,NUMBER}",
+                   help="logarithm of the DCG discount: e (default), 2 (trec_eval) or any number > 1 "
+                        "(scikit-learn's log_base); NDCG does not depend on it")
     p.add_argument("--relevance-scaling", "--gain", choices=DCG_GAINS, default="identity",
                    action=_Renamed,
                    help="DCG/NDCG gain of a grade g: g (identity, default, as trec_eval) or 2**g - 1 "
@@ -188,6 +190,8 @@ def render(ev, args, trec=None, system=None):
 
 def _treated(nan_handling):
     return {"zerofill": "scored 0 and counted in the mean (--nan-handling zerofill, as trec_eval)",
+            "onefill": "scored 1 and counted in the mean (--nan-handling onefill, as torchmetrics' "
+                       "empty_target_action='pos')",
             "drop": "left out of the mean (--nan-handling drop)",
             "propagate": "make the mean NaN (--nan-handling propagate)"}[nan_handling]
 
@@ -227,13 +231,14 @@ def _summary(ev, name, trec):
     sum or geometric mean, after the NaN handling), else the mean."""
     import numpy as np
 
+    from rankereval._engine import fill_undefined
+
     measure = trec.get(name)
     if measure is None or measure.aggregate.__name__ == "_mean":
         return ev.means[name]
     values = ev[name]
-    if ev.nan_handling == "zerofill":
-        values = np.where(np.isnan(values), 0.0, values)
-    elif ev.nan_handling == "drop":
+    values = fill_undefined(values, ev.nan_handling)
+    if ev.nan_handling == "drop":
         values = values[~np.isnan(values)]
     return measure.aggregate(values)
 
@@ -250,9 +255,11 @@ def _trec_column(values, integer, nan_handling):
     0.17 s that way); None for a query left out (an undefined value, ``drop``)."""
     import numpy as np
 
+    from rankereval._engine import fill_undefined
+
     undefined = np.isnan(values)
-    if nan_handling != "propagate":
-        values = np.where(undefined, 0.0, values)
+    if nan_handling != "propagate":  # drop: 0 in the texts, then left out
+        values = np.where(undefined, 0.0, values) if nan_handling == "drop" else fill_undefined(values, nan_handling)
     texts = [_trec_value(v, integer) for v in values.tolist()]
     if nan_handling == "drop":
         texts = [None if u else t for t, u in zip(texts, undefined.tolist())]

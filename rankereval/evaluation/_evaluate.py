@@ -43,7 +43,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         With graded labels (``NumericLabels`` or a ``TrecData``), binary metrics count an
         item as relevant when its grade is at least this (as ``trec_eval -l``); graded
         metrics (DCG, NDCG) use the grades. Ignored for ``BinaryLabels``.
-    nan_handling : {'propagate', 'drop', 'zerofill'}, default='propagate'
+    nan_handling : {'propagate', 'drop', 'zerofill', 'onefill'}, default='propagate'
         What the means do with rankings where a metric is undefined (NaN), as in
         :meth:`Metric.mean <rankereval.Metric.mean>`. The per-ranking scores keep the NaN.
     conf_interval : bool, default=False

@@ -48,6 +48,7 @@ from rankereval.metrics._profile import (  # isort: skip
 from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
 from rankereval.metrics._diversity import (  # isort: skip
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
+from rankereval.metrics._profile import NumQueries  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -109,6 +110,7 @@ __all__ = [
     "APIA",
     "PrecisionIA",
     "SubtopicRecall",
+    "NumQueries",
     "Novelty",
     "AveragePopularity",
     "TailShare",

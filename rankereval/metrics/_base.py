@@ -396,9 +396,10 @@ class Metric:
             Ground truth labels.
         y_pred : Rankings
             Rankings to be evaluated.
-        nan_handling : {'propagate', 'drop', 'zerofill'}, default='propagate'
+        nan_handling : {'propagate', 'drop', 'zerofill', 'onefill'}, default='propagate'
             'propagate': return NaN if any score is NaN; 'drop': ignore NaN scores;
-            'zerofill': replace NaN scores with zero.
+            'zerofill': replace NaN scores with zero; 'onefill': with one (torchmetrics'
+            ``empty_target_action='pos'``).
         conf_interval : bool, default=False
             If True, also return a bootstrap confidence interval of the mean.
         n_bootstrap_samples : int, default=1000
@@ -604,7 +605,8 @@ def _score_many(metrics, y_true, y_pred):
     largest cutoff, and every metric reduces the hits within its own cutoff.
 
     ``_kernel_args`` may also name another reduction than the class's (``kernel``), a real
-    parameter (``param``) and whether it reads the judged items (``judged``). The metrics of
+    parameter (``param``) and whether it reads the judged items (``judged``: True) or every
+    item of the pool, also those of a negative grade (``judged``: "pool"). The metrics of
     the relevance profile (``MetricInfo.kernel == "profile"``) are scored together by
     :func:`rankereval.metrics._profile.score_profiles`, those of the diversity family
     (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`."""
@@ -620,6 +622,15 @@ def _score_many(metrics, y_true, y_pred):
             return out
     ranks = y_pred.indices
     args = [m._kernel_args(y_true, y_pred) for m in metrics]
+    kinds = [a.get("judged", False) for a in args]
+    pool = y_true.judged.judged if y_true.judged is not None else None  # None: the judged items
+    if pool is not None and True in kinds and "pool" in kinds:  # one judged set per call: apart
+        out = np.empty((y_pred.n_rows, len(metrics)), dtype=np.float64)
+        pooled = [j for j, w in enumerate(kinds) if w == "pool"]
+        others = [j for j, w in enumerate(kinds) if w != "pool"]
+        out[:, pooled] = _score_many([metrics[j] for j in pooled], y_true, y_pred)
+        out[:, others] = _score_many([metrics[j] for j in others], y_true, y_pred)
+        return out
     ids = np.array([_kernels.METRIC_IDS[a["kernel"]] if "kernel" in a else type(m)._kernel_id
                     for m, a in zip(metrics, args)], dtype=np.int32)
     judged = y_true.judged
@@ -630,6 +641,9 @@ def _score_many(metrics, y_true, y_pred):
                 f"{who.name} needs to tell judged non-relevant items from unjudged ones, but "
                 f"y_true has no judgments: build it with y_true.with_judged(judged_ids), or read "
                 "it with rankereval.io (read_trec, from_dataframes), which keeps every judged item")
+        if "pool" in kinds and pool is not None:
+            # every line of the qrels, also a negative grade's (in the pool, not judged)
+            judged = pool
         j_indptr, j_ind = judged.indptr, judged.indices
     else:
         j_indptr = j_ind = np.empty(0, dtype=y_true.indptr.dtype)

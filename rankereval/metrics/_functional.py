@@ -137,9 +137,9 @@ def ndcg_score(y_true, y_score, *, k=None, qid=None, group=None, sample_weight=N
         is the mean NDCG over every order of the ties (scikit-learn's default). True: ties
         keep the earlier document (column or row) first, which is faster (only the top
         ``k`` of each query are selected instead of sorting all of them).
-    nan_handling : {'zerofill', 'drop', 'propagate'}, default='zerofill'
+    nan_handling : {'zerofill', 'drop', 'propagate', 'onefill'}, default='zerofill'
         Queries without a relevant document: 0 (scikit-learn's choice), left out of the
-        mean, or a NaN mean with an :class:`~rankereval.UndefinedMetricWarning`.
+        mean, a NaN mean with an :class:`~rankereval.UndefinedMetricWarning`, or 1.
 
     Returns
     -------
@@ -177,9 +177,9 @@ def dcg_score(y_true, y_score, *, k=None, log_base=2, qid=None, group=None, samp
     r"""Discounted cumulative gain, averaged over queries (scikit-learn's form).
 
     Equal to :func:`sklearn.metrics.dcg_score` (linear gains, ties averaged); arguments as
-    :func:`ndcg_score`, plus ``log_base`` (2 or ``'e'``). A query without a relevant
-    document has DCG 0 (``nan_handling='zerofill'``, as scikit-learn; the metric class
-    :class:`~rankereval.DCG` marks it NaN).
+    :func:`ndcg_score`, plus ``log_base`` (2, ``'e'`` or any number > 1, as scikit-learn's).
+    A query without a relevant document has DCG 0 (``nan_handling='zerofill'``, as
+    scikit-learn; the metric class :class:`~rankereval.DCG` marks it NaN).
 
     Examples
     --------
@@ -213,9 +213,10 @@ _BINARY_DOC = """
     qid, group, sample_weight
         As in :func:`ndcg_score`.
     relevance_level : number, default=1
-    nan_handling : {{'propagate', 'drop', 'zerofill'}}, default='propagate'
+    nan_handling : {{'propagate', 'drop', 'zerofill', 'onefill'}}, default='propagate'
         Queries without a relevant document are undefined (NaN): a NaN mean with an
-        :class:`~rankereval.UndefinedMetricWarning`, left out of the mean, or counted as 0.
+        :class:`~rankereval.UndefinedMetricWarning`, left out of the mean, or counted as 0
+        (or 1).
 
     Returns
     -------

@@ -11,6 +11,15 @@ from rankereval.metrics._base import Metric, MetricInfo, RealParam
 _SCALINGS = {name: code for code, name in enumerate(DCG_GAINS)}  # code: the kernels' argument
 _LOG_BASES = dict(zip(DCG_LOG_BASES, (np.log, np.log2)))
 
+
+def _log(base, x):
+    """log_base(x): NumPy's ln or log2 for 'e' and '2', else ln(x) / ln(b) (scikit-learn's
+    ``dcg_score(log_base=b)``)."""
+    if base in _LOG_BASES:
+        return _LOG_BASES[base](x)
+    return np.log(x) / np.log(float(base))
+
+
 class DCG(Metric):
     r"""Discounted Cumulative Gain at k (DCG@k).
 
@@ -23,9 +32,10 @@ class DCG(Metric):
         How relevance labels are transformed: 'identity' uses
         :math:`f(\mathrm{rel}) = \mathrm{rel}`, 'power' uses
         :math:`f(\mathrm{rel}) = 2^{\mathrm{rel}} - 1`.
-    log_base : {'e', '2'}, default='e'
-        Base of the logarithm in the discount. The smaller, the heavier the emphasis on the
-        top ranks.
+    log_base : {'e', '2'} or float, default='e'
+        Base of the logarithm in the discount: 'e', '2', or any number b > 1 (as
+        scikit-learn's ``dcg_score(log_base=10)``; ``2`` and ``math.e`` read as '2' and 'e',
+        another base is kept as the string of its number, ``'10'``). The smaller, the heavier the emphasis on the top ranks; NDCG does not depend on it.
 
     Raises
     ------
@@ -83,7 +93,7 @@ class DCG(Metric):
 
     def _discounts(self, n):
         """1 / log_b(i + 1) for ranks i = 1 .. n."""
-        return 1.0 / _LOG_BASES[self.log_base](np.arange(2, n + 2, dtype=np.float64))
+        return 1.0 / _log(self.log_base, np.arange(2, n + 2, dtype=np.float64))
 
     def _kernel_args(self, y_true, y_pred):
         return {"k": self.k, "disc": self._discounts(y_pred.indices.shape[1] + 1),

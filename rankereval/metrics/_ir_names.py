@@ -22,7 +22,7 @@ from rankereval.metrics._binary import AP, Precision, Recall, Success
 from rankereval.metrics._diversity import (
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._graded import ERR, NDCG, RBP
-from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
+from rankereval.metrics._profile import AUROC, InfAP, NumQueries, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
 from rankereval.metrics._trec import (
     Bpref, InterpolatedPrecision, Judged, NumRelevant, NumRelevantRetrieved, NumRetrieved, RPrecision)
@@ -137,17 +137,17 @@ ENTRIES = [
                  "pytrec_eval (trec_eval 9), which rounds differently when the fraction of level * R "
                  "is in [0.1, 0.5) (the same at 0, 0.5 and 1)"),
     IrEntry("Judged", "optional", (), lambda k, p: Judged(k),
-            note="a negative grade is not a judgement here (as in trec_eval and ir_measures' "
-                 "judged_only); ir_measures' Judged counts every qrels line, and breaks score ties "
-                 "by ascending docid"),
+            note="counts every qrels line, a negative grade's too, as ir_measures; ir_measures "
+                 "breaks score ties by ascending docid"),
     IrEntry("ERR", "optional", (), lambda k, p: ERR(k), note="gdeval's: grades up to 4"),
     IrEntry("NumRel", "none", _REL, lambda k, p: NumRelevant(), _REL),
     # NumRet counts every retrieved document; with rel=, the relevant ones (num_rel_ret)
     IrEntry("NumRet", "none", _REL, _numret, _REL, aliases={"NumRelRet": {"rel": 1}}),
     IrEntry("infAP", "none", _REL, lambda k, p: InfAP(), _REL,
             note="trec_eval's infAP: documents of negative grade are pooled but unjudged"),
-    IrEntry("NumQ", "none", unsupported="the number of queries, not a per-query measure (every output "
-                                        "of rankereval states it)"),
+    IrEntry("NumQ", "none", (), lambda k, p: NumQueries(),
+            note="1 per query, as ir_measures' per-query value; ir_measures sums it (the number of "
+                 "queries), rankereval's summary is the mean (1), the count is n_queries"),
     IrEntry("RBP", "optional", ("p", "rel"), _rbp, ("p", "rel"),
             unsupported="ir_measures' graded RBP (without rel=) is not read: its providers (cwl_eval, "
                         "trectools) differ on graded labels; RBP and RBP@k without parameters are "
@@ -159,10 +159,12 @@ ENTRIES = [
     IrEntry("SetF", "none", ("rel", "beta", "judged_only"), lambda k, p: SetF(float(p.get("beta", 1.0))),
             ("rel", "beta", "judged_only")),
     IrEntry("SetAP", "none", _REL_J, lambda k, p: SetAP(), _REL_J),
-    IrEntry("Accuracy", "optional", _REL,
-            unsupported="ir_measures' pairwise accuracy (its accuracy provider: the share of ordered pairs "
-                        "of documents of different grades that the run orders as the grades do) is not "
-                        "implemented in rankereval's kernels yet"),
+    # ir_measures' accuracy provider: 1 - (non-relevant above each relevant retrieved) / (R' N'),
+    # over the top k, unjudged documents non-relevant: the share of the (relevant, non-relevant)
+    # pairs of the top k ordered relevant first, AUROC@k
+    IrEntry("Accuracy", "optional", _REL, lambda k, p: AUROC(k), _REL,
+            note="AUROC@k; NaN where ir_measures reports no value (no relevant document retrieved) "
+                 "or fails (no non-relevant one: a division by zero)"),
     IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_CWL),
     IrEntry("Compat", "none", ("p", "normalize"),
             unsupported="compatibility with an ideal ranking (Clarke et al., an RBO of the run against the "

@@ -23,6 +23,7 @@ import ast
 import inspect
 import re
 
+from rankereval._validation import check_log_base
 from rankereval.metrics._adjusted import Adjusted
 from rankereval.metrics._base import _REGISTRY, _normalise_name
 
@@ -52,7 +53,7 @@ def metric_names(aliases=False):
      'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
      'bpref', 'gmbpref', 'judged', 'infap', 'rprecmult', 'utility', '11ptavg', 'bing', 'g',
      'ndcgrel', 'rndcg', 'relp', 'setp', 'setrelp', 'setr', 'setap', 'setf', 'numnonreljudgedret',
-     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'alpha_dcg', 'alpha_ndcg', 'err_ia',
+     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'numq', 'alpha_dcg', 'alpha_ndcg', 'err_ia',
      'nerr_ia', 'p_ia', 'strec', 'ap_ia', 'nrbp', 'nnrbp', 'novelty', 'arp', 'tailshare', 'ild',
      'coverage', 'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
@@ -201,6 +202,11 @@ def _parse_value(cls, param, text, name):
     choices = cls.info.choices.get(param, ())
     if text in choices:
         return text
+    if param == "log_base":  # a base of DCG: 'e', '2' or any number > 1, one check everywhere
+        try:
+            return check_log_base(text, param)
+        except ValueError as exc:
+            raise ValueError(f"metric {name!r}: {exc}") from None
     raise ValueError(f"metric {name!r}: {param} must be one of {', '.join(map(str, choices))}, got {text!r}")
 
 
@@ -312,7 +318,8 @@ def from_name(name, defaults=None):
         alias (see :func:`metric_names`, or ``rankereval metrics`` on the command line);
         ``@k`` the cutoff (left out: the whole ranking, for metrics where that is defined);
         the options in brackets set parameters away from their defaults, e.g.
-        ``"p@10[truncated]"``, ``"ndcg@10[power,log2]"``, ``"dcg[log_base=2]"``.
+        ``"p@10[truncated]"``, ``"ndcg@10[power,log2]"``, ``"dcg[log_base=2]"``,
+        ``"dcg@10[log_base=10]"`` (any base > 1).
     defaults : dict, optional
         Parameter values for every metric that has the parameter and whose name does not
         set it, e.g. ``{"truncated": True}`` (how the command line applies ``--truncated``).

@@ -1024,6 +1024,45 @@ class AUROC(_ProfileMetric):
         return np.where((p > 0) & (n > 0), pairs / np.maximum(p * n, 1), np.nan)
 
 
+class NumQueries(_ProfileMetric):
+    r"""NumQ: 1 for every ranking evaluated, so that the sum over queries is their number
+    (ir_measures' ``NumQ``, trec_eval's ``num_q``).
+
+    Notes
+    -----
+    ir_measures gives every query of the run that the qrels judge the value 1 and sums the
+    values (its ``NumQ`` aggregates by sum, as trec_eval's ``num_q``). Here the per-query value
+    is the same 1 and the mean, as every mean here, is over the queries: 1 whenever there is a
+    query; the number of queries is the sum, :attr:`Evaluation.n_used
+    <rankereval.Evaluation.n_used>` (and the ``num_q`` line of ``rankereval evaluate -f trec``).
+    Edge cases: never NaN; an empty ranking of a judged query (``missing='empty'``, trec_eval's
+    ``-c``) counts, as in trec_eval.
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, NumQueries
+    >>> y_true = BinaryLabels.from_positive_indices([[1], []])
+    >>> NumQueries().score(y_true, Rankings.from_ranked_indices([[1, 9], []]))
+    array([1., 1.])
+    """
+
+    info = MetricInfo(
+        name="numq", kernel=KERNEL, cutoff="none", aliases=("numqueries",),
+        summary="NumQ: 1 per ranking evaluated (summed: the number of queries; ir_measures NumQ)",
+        undefined=None, value_range=(1.0, 1.0),
+    )
+
+    def __init__(self):
+        pass  # no parameter
+
+    def _depth(self):
+        return 1  # reads no rank: the shallowest profile
+
+    def _from_profile(self, prof):
+        return np.ones(prof.n)
+
+
 __all__ = ["InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
            "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF",
-           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC"]
+           "NumNonRelevantJudgedRetrieved", "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
+           "NumQueries"]

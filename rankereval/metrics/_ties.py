@@ -210,8 +210,10 @@ def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, me
         for s in (worst[:, j], best[:, j]):
             if nan_handling == "drop":
                 s = s[~np.isnan(s)]
-            elif nan_handling == "zerofill":
-                s = np.where(np.isnan(s), 0.0, s)
+            else:
+                from rankereval._engine import fill_undefined
+
+                s = fill_undefined(s, nan_handling)
             pair.append(float(aggregate(m.info, s)))
         ranges[col] = tuple(pair) if m.info.higher_is_better else tuple(pair[::-1])
     report = TieReport(mode, lengths.sum(), np.count_nonzero(in_group), tied_rankings, ranges, refused)

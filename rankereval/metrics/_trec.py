@@ -357,10 +357,11 @@ class Judged(_OptionalCutoffMetric):
         \qquad k' = \min(k, |y|),
 
     the division by the items there are, like ``Precision(k, truncated=True)`` and ir_measures'
-    ``Judged@k``. Relevant and non-relevant judged items count alike. Judged means what the
-    labels' judgments say; the TREC readers count a qrels line with a negative grade as *not*
-    judged (trec_eval's convention, shared with :class:`Bpref`), whereas ir_measures' ``Judged``
-    counts every qrels line: on qrels with negative grades the two differ (rankereval's is lower).
+    ``Judged@k``. Relevant and non-relevant judged items count alike. Judged means in the
+    labels' judgments or their pool: every line of a qrels file counts, also one with a negative
+    grade, as ir_measures' ``Judged`` counts them (a negative grade is "in the pool, not
+    judged" for :class:`Bpref` and :class:`InfAP`, trec_eval's convention, but it is a line of
+    the qrels all the same).
 
     Edge cases:
 
@@ -383,7 +384,7 @@ class Judged(_OptionalCutoffMetric):
     )
 
     def _kernel_args(self, y_true, y_pred):
-        return {"k": self.k, "judged": True}
+        return {"k": self.k, "judged": "pool"}
 
 
 __all__ = ["RPrecision", "NumRelevant", "NumRetrieved", "NumRelevantRetrieved",

@@ -57,12 +57,13 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         ``'permutation'`` and ``'tukey'`` use ``min(B, 1000)`` bootstrap resamples.
     alternative : {'two-sided', 'greater', 'less'}, default='two-sided'
         ``'greater'``: the run's mean is larger than the baseline's (in raw metric values).
-    nan_handling : {'drop', 'zerofill', 'propagate'} or None, default=None
+    nan_handling : {'drop', 'zerofill', 'onefill', 'propagate'} or None, default=None
         None: ``'drop'`` in this release, with a ``FutureWarning`` when some metric has an
         undefined query: the next release makes the default ``'propagate'``, the Python API's
         one default (:doc:`/guide/nan_policy`). Queries where a run's score is undefined (NaN, e.g. no relevant document):
         ``'drop'`` leaves such a query out of that metric's comparisons (for every run, so
-        that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0;
+        that all comparisons of a metric use the same queries); ``'zerofill'`` scores it 0
+        (``'onefill'``: 1);
         ``'propagate'`` makes that metric's results NaN. An infinite score (MeanRanks,
         FirstRelevantRank retrieving nothing relevant) is not undefined: it enters the run
         means as in :func:`rankereval.evaluate` (which are then infinite), and only the
@@ -161,11 +162,10 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
                      scores, valid, query_ids, report)
     if seed_scores is not None:
         # the runs' own scores as the tests' scores are prepared (NaN policy, logs)
-        from rankereval.stats._engine import floored_log
+        from rankereval.stats._engine import fill_undefined, floored_log
 
         seed_scores = np.array(seed_scores, dtype=np.float64)  # infinities kept, as in _prepare
-        if nan_handling == "zerofill":
-            seed_scores = np.where(np.isnan(seed_scores), 0.0, seed_scores)
+        seed_scores = fill_undefined(seed_scores, nan_handling)
         if geometric.any():
             seed_scores[:, geometric, :] = floored_log(seed_scores[:, geometric, :])
         seed_scores.setflags(write=False)

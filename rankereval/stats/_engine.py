@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from rankereval._utils._choices import CI_METHODS, GEOMETRIC_FLOOR, RESAMPLINGS
+from rankereval._utils._choices import CI_METHODS, GEOMETRIC_FLOOR, NAN_FILLS, RESAMPLINGS
 from rankereval.stats._exact import exact_column_sums, exact_mean, poisson_exact
 from rankereval._stack import user_stacklevel
 from rankereval.stats._random import random_seed, rng, stream_key  # noqa: F401  (the seed derivation)
@@ -41,7 +41,8 @@ from rankereval._validation import (  # noqa: F401  (the option checks, one mess
     check_nan_handling)
 from rankereval.stats._resampling import BootstrapResult, bootstrap_mean, poisson_result
 
-__all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "aggregate", "interval",
+__all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "fill_undefined", "aggregate",
+           "interval",
            "random_seed", "stream_key", "partials", "merge_partials", "summarise", "cli_message"]
 
 # Below this many draws per thread the Poisson kernel uses fewer threads (see stats/_resampling.py).
@@ -197,7 +198,8 @@ def apply_nan_policy(scores, nan_handling):
     (None: all; the Poisson bootstrap's keys) and the number of NaN scores.
 
     ``'propagate'`` keeps NaN (the mean is NaN; the caller warns), ``'drop'`` leaves NaN out,
-    ``'zerofill'`` counts it as 0. Infinite values are values: never dropped nor filled.
+    ``'zerofill'`` counts it as 0, ``'onefill'`` as 1 (:func:`fill_undefined`). Infinite
+    values are values: never dropped nor filled.
     """
     nan = np.isnan(scores)
     n_undefined = int(np.count_nonzero(nan))
@@ -206,9 +208,19 @@ def apply_nan_policy(scores, nan_handling):
     if nan_handling == "drop":
         rows = np.flatnonzero(~nan)
         return scores[rows], rows, n_undefined
-    if nan_handling == "zerofill":
-        return np.where(nan, 0.0, scores), None, n_undefined
+    if nan_handling in NAN_FILLS:
+        return np.where(nan, NAN_FILLS[nan_handling], scores), None, n_undefined
     return scores, None, n_undefined
+
+
+def fill_undefined(scores, nan_handling):
+    """``scores`` (any shape) with NaN replaced by the value the policy counts an undefined
+    score as: 0 for ``'zerofill'``, 1 for ``'onefill'``; unchanged for ``'drop'`` and
+    ``'propagate'`` (which leave NaN to the caller). The one place that knows the fill values
+    (``rankereval._choices.NAN_FILLS``)."""
+    if nan_handling not in NAN_FILLS:
+        return scores
+    return np.where(np.isnan(scores), NAN_FILLS[nan_handling], scores)
 
 
 def floored_log(scores):
@@ -277,7 +289,7 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
     """What the means and Poisson intervals of a block of per-query scores need, as sums.
 
     ``geometric`` (a bool per column): those columns are summed as floored logarithms (after
-    ``zerofill``), for a geometric mean. A dict of arrays, one entry per column, that
+    ``zerofill`` or ``onefill``), for a geometric mean. A dict of arrays, one entry per column, that
     :func:`merge_partials` adds up across blocks (queries split into disjoint blocks anywhere,
     in any order); :func:`summarise` turns the total into means and intervals. With
     ``hashes`` (query key hashes) it also holds the Poisson bootstrap's per-resample sums,
@@ -287,8 +299,8 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
     nan = np.isnan(scores)
     used = ~nan
     x = scores
-    if nan_handling == "zerofill":
-        x = np.where(nan, 0.0, scores)
+    if nan_handling in NAN_FILLS:
+        x = fill_undefined(scores, nan_handling)
         used = np.ones_like(nan)
     if geometric is not None and geometric.any():
         x = np.array(x, dtype=np.float64)

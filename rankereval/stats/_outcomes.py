@@ -16,7 +16,7 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     pairs; the differences (n, n_metrics * n_pairs), column ``m * n_pairs + j`` pair ``j``
     of metric ``m``, NaN where not compared. :mod:`rankereval.spark` runs it per partition.
     """
-    from rankereval.stats._engine import floored_log
+    from rankereval.stats._engine import fill_undefined, floored_log
 
     # only NaN is undefined (rankereval.stats._engine): an infinite score (MeanRanks, FirstRelevantRank
     # retrieving nothing relevant) enters the means, as in evaluate; the paired tests need finite
@@ -24,8 +24,8 @@ def _prepare(scores, nan_handling, metric_objs, run_names, baseline):
     scores = np.array(scores, dtype=np.float64)
     undefined = np.isnan(scores).any(axis=2)                    # (n, n_metrics)
     n_q, n_metrics, n_runs = scores.shape
-    if nan_handling == "zerofill":
-        scores = np.where(np.isnan(scores), 0.0, scores)
+    if nan_handling in ("zerofill", "onefill"):
+        scores = fill_undefined(scores, nan_handling)
         valid = np.ones((n_q, n_metrics), dtype=bool)
     elif nan_handling == "drop":
         valid = ~undefined
