@@ -35,7 +35,9 @@ _METRICS = (
     # trec_eval 10.0's other measures (rankereval.metrics._profile)
     "GMBpref", "InfAP", "RPrecisionMultiple", "Utility", "ElevenPointAP", "BinG", "NormalizedGain", "NDCGRel",
     "RNDCG", "RelativePrecision", "SetP", "SetRelativeP", "SetR", "SetAP", "SetF", "NumNonRelevantJudgedRetrieved",
-    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC")
+    "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
+    # the C/W/L family (rankereval.metrics._cwl)
+    "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings"), "rankereval.data"),
@@ -92,6 +94,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
     from rankereval.metrics import AUROC, FallOut
+    from rankereval.metrics import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -158,6 +161,15 @@ __all__ = [
     "ScaledRBPResidual",
     "FallOut",
     "AUROC",
+    "SDCG",
+    "INST",
+    "INSQ",
+    "BPM",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "Compat",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -605,3 +605,9 @@ def ref_auroc(labels, ranking, k=None):
 
 
 REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})
+
+
+# ---- the C/W/L family (rankereval.metrics._cwl): tests/reference_cwl.py
+import reference_cwl as _rc  # noqa: E402
+
+REFERENCE.update(_rc.REFERENCE)

@@ -45,6 +45,7 @@ from rankereval.metrics._profile import (  # isort: skip
     RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
     RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
 from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
+from rankereval.metrics._cwl import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -97,6 +98,15 @@ __all__ = [
     "ScaledRBPResidual",
     "FallOut",
     "AUROC",
+    "SDCG",
+    "INST",
+    "INSQ",
+    "BPM",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "Compat",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from rankereval.metrics._adjusted import Adjusted
 
 from rankereval.metrics._binary import AP, Precision, Recall, Success
+from rankereval.metrics._cwl import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
 from rankereval.metrics._graded import ERR, NDCG, RBP
 from rankereval.metrics._profile import InfAP, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
@@ -96,9 +97,39 @@ def _numret(cutoff, params):
     return NumRelevantRetrieved() if params.get("_relevant") else NumRetrieved()
 
 
-#: why the C/W/L measures (ir_measures' cwl_eval provider) are refused
-_CWL = ("a C/W/L measure (cwl_eval's user-browsing model: continuation, weight and last-probability "
-        "functions of the gains so far); rankereval's kernels do not implement that model yet")
+#: ir_measures' gain parameters of the C/W/L measures (its cwl_eval provider)
+_CWL_P = ("min_rel", "max_rel")
+_CWL_NOTE = ("cwl_eval's expected rate of gain (its first column); gains are the grades scaled by min_rel "
+             "and max_rel; a grade above max_rel is refused (ir_measures clips it with a warning); "
+             "without max_rel (which ir_measures requires) the grades are the gains (max_rel=1)")
+
+
+def _cwl(cls, *names):
+    """``build`` of a C/W/L measure: ``cutoff`` (if the class takes one), the parameters
+    ``names`` as they are, ``min_rel``/``max_rel`` as ``min_grade``/``max_grade``."""
+    def build(cutoff, params):
+        kwargs = {n: params[n] for n in names if n in params}
+        if "min_rel" in params:
+            kwargs["min_grade"] = params["min_rel"]
+        if "max_rel" in params:
+            kwargs["max_grade"] = params["max_rel"]
+        return cls(cutoff, **kwargs) if cls.info.cutoff == "required" else cls(**kwargs)
+    return build
+
+
+def _compat(cutoff, params):
+    normalize = params.get("normalize", True)
+    if not isinstance(normalize, bool):
+        raise ValueError(f"normalize must be True or False, got {normalize!r}")
+    return Compat(params.get("p", 0.95), normalize=normalize)
+
+
+def _sdcg(cutoff, params):
+    dcg = params.get("dcg", "log2")
+    if dcg != "log2":
+        raise ValueError(f"dcg must be 'log2' (cwl_eval's scaled DCG), got {dcg!r}")
+    return _cwl(SDCG)(cutoff, params)
+
 
 ENTRIES = [
     IrEntry("P", "required", _REL_J, lambda k, p: Precision(k), _REL_J, aliases={"Precision": {}}),
@@ -144,16 +175,18 @@ ENTRIES = [
             unsupported="ir_measures' pairwise accuracy (its accuracy provider: the share of ordered pairs "
                         "of documents of different grades that the run orders as the grades do) is not "
                         "implemented in rankereval's kernels yet"),
-    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("Compat", "none", ("p", "normalize"),
-            unsupported="compatibility with an ideal ranking (Clarke et al., an RBO of the run against the "
-                        "ideal orderings of the judgements) is not implemented in rankereval's kernels yet"),
-    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_CWL + " (scaled DCG)"),
-    *(IrEntry(n, c, p, unsupported=_CWL) for n, c, p in (
-        ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
-        ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
+    IrEntry("BPM", "required", _CWL_P + ("T",), _cwl(BPM, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("Compat", "none", ("p", "normalize"), _compat, ("p", "normalize"),
+            note="ir_measures' compat provider; a query without relevant documents is NaN here (ir_measures: "
+                 "0); equal grades of the ideal ranking in the run's order (ir_measures: by the run's scores, "
+                 "unretrieved documents at 0)"),
+    IrEntry("INST", "none", _CWL_P + ("T",), _cwl(INST, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("INSQ", "none", _CWL_P + ("T",), _cwl(INSQ, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("SDCG", "required", ("dcg",) + _CWL_P, _sdcg, ("dcg",) + _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR8", "required", _CWL_P, _cwl(NERR8), _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR9", "required", _CWL_P, _cwl(NERR9), _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR10", "none", ("p",) + _CWL_P, _cwl(NERR10, "p"), ("p",) + _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR11", "none", ("T",) + _CWL_P, _cwl(NERR11, "T"), ("T",) + _CWL_P, note=_CWL_NOTE),
     # diversity measures: judgements per query intent (subtopic), which rankereval's labels do not hold
     *(IrEntry(n, c, p, unsupported="a diversity measure: it needs judgements per intent "
                                             "(subtopic), which rankereval's labels do not hold yet", aliases=a)

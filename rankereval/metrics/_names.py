@@ -390,6 +390,7 @@ def from_name(name, defaults=None):
     for token in filter(None, (t.strip().lower() for t in options.split(","))):
         key, eq, value = token.partition("=")
         key = key.strip()
+        key = {p.lower(): p for p in sig}.get(key, key)  # (names are case-insensitive: INST's T)
         if key in ("rel", "judged_only") and key not in sig and info.labels != "none":
             if key in adjust:
                 raise ValueError(f"metric {name!r}: {key} is set twice")
