@@ -18,20 +18,18 @@ at a time with plain floats:
   1 (to k), i / (i + 1) (to k), phi, or INSQ's factor.
 
 The ranking is read to ``depth`` ranks (cwl_eval's max_depth), padded with gain 0.
-Gains: (max(grade, min_grade) - min_grade) / (max_grade - min_grade) for a stored grade, 0
-for anything else; a grade above max_grade is refused.
+Gains: (min(max(grade, min_grade), max_grade) - min_grade) / (max_grade - min_grade) for a
+stored grade (ir_measures' clipping), 0 for anything else.
 """
 import math
 
 
 def gains_of(labels, ranking, depth, min_grade, max_grade):
-    if any(v > max_grade for v in labels.values()):
-        raise ValueError("a grade above max_grade")
     out = []
     for i in range(depth):
         grade = labels.get(ranking[i], 0.0) if i < len(ranking) else 0.0
-        grade = max(grade, 0.0)
-        out.append((max(grade, min_grade) - min_grade) / (max_grade - min_grade))
+        grade = min(max(grade, 0.0, min_grade), max_grade)
+        out.append((grade - min_grade) / (max_grade - min_grade))
     return out
 
 

@@ -81,12 +81,15 @@ def test_kernel_equals_reference_at_full_depth(case, depth):
         np.testing.assert_allclose(metric.score(binary, y_pred), expected, rtol=TOL, atol=TOL)
 
 
-def test_grades_above_max_grade_are_refused():
-    y_true = NumericLabels.from_matrix([[0, 2, 1]])
-    y_pred = Rankings.from_ranked_indices([[1, 2]])
-    with pytest.raises(ValueError, match="max_grade"):
-        INST().score(y_true, y_pred)
-    assert INST(max_grade=2).score(y_true, y_pred)[0] > 0
+def test_grades_are_clipped_to_the_grade_range():
+    # ir_measures' clipping: a grade above max_grade gains 1, one at or below min_grade 0
+    y_pred = Rankings.from_ranked_indices([[1, 2, 3]])
+    for metric in _metrics() + [INST(min_grade=0.5)]:
+        np.testing.assert_array_equal(metric.score(NumericLabels.from_matrix([[0, 5, 1, 0.5]]), y_pred),
+                                      metric.score(NumericLabels.from_matrix([[0, 1, 1, 0.5]]), y_pred))
+    low = INST(min_grade=1, max_grade=3)
+    np.testing.assert_array_equal(low.score(NumericLabels.from_matrix([[0, 0.5, 1, 2]]), y_pred),
+                                  low.score(NumericLabels.from_matrix([[0, 0, 0, 2]]), y_pred))
     for bad in (dict(T=0), dict(max_grade=0), dict(min_grade=2, max_grade=1), dict(depth=2.5), dict(depth=0)):
         with pytest.raises(ValueError):
             INST(**bad)
@@ -285,7 +288,7 @@ def test_equal_to_ir_measures(tmp_path):
     rng = random.Random(7)
     names = ["BPM(T=1.0, max_rel=3)@10", "BPM(T=2.0, max_rel=3)@4", "INST(T=1.0, max_rel=3)", "INSQ(T=2.0, max_rel=3)",
              "SDCG(max_rel=3)@5", "NERR8(max_rel=3)@5", "NERR9(max_rel=3)@10", "NERR10(p=0.9, max_rel=3)",
-             "NERR11(T=2.0, min_rel=1, max_rel=3)", "Compat", "Compat(p=0.8)", "Compat(normalize=False)"]
+             "NERR11(T=2.0, min_rel=1, max_rel=3)", "INST(T=1.0, max_rel=2)", "NERR9(max_rel=1)@5", "Compat", "Compat(p=0.8)", "Compat(normalize=False)"]
     for i in range(4):
         qrels, run = [], []
         for q in range(rng.randint(1, 4)):

@@ -15,12 +15,12 @@ provider reports). :math:`D` is cwl_eval's depth: the ranking truncated at ``dep
 and shorter rankings padded to ``depth`` with ranks of gain 0 (cwl_eval's ``--max_depth``,
 1000; the padded ranks count in the normalisation, as in cwl_eval).
 
-Gains: each item's grade (1 for binary labels) scaled into [0, 1] by ``min_grade`` and
-``max_grade`` (ir_measures' ``min_rel`` and ``max_rel``):
-:math:`g = (\max(\text{grade}, m) - m) / (M - m)`; an item not stored in the labels (not
-relevant, unjudged, past the end of the ranking) has gain 0. A grade above ``max_grade`` is
-refused (cwl_eval refuses gains above its ``--max_gain``; ir_measures clips them with a
-warning). Costs: every item costs 1 (cwl_eval without a cost file), so BPM's K is a number of
+Gains: each item's grade (1 for binary labels) clipped to [``min_grade``, ``max_grade``]
+and scaled into [0, 1] (ir_measures' ``min_rel`` and ``max_rel``, and its clipping):
+:math:`g = (\min(\max(\text{grade}, m), M) - m) / (M - m)`; an item not stored in the labels
+(not relevant, unjudged, past the end of the ranking) has gain 0. The defaults (0, 1) read
+grades as gains, as cwl_eval reads a gain file; cwl_eval refuses a gain above 1 (its
+``--max_gain``), where a grade above ``max_grade`` counts as ``max_grade`` here. Costs: every item costs 1 (cwl_eval without a cost file), so BPM's K is a number of
 items.
 
 The scores are computed by the typed kernel ``rankereval/metrics/_cwl_kernel.pyx`` from each
@@ -79,16 +79,6 @@ class _CWLMetric(_ProfileMetric):
         raise NotImplementedError
 
     def _from_profile(self, prof):
-        labels = prof._labels
-        if not isinstance(labels, BinaryLabels) and labels.values.size:
-            top = float(np.max(labels.values))
-        else:
-            top = 1.0 if labels.indices.size else 0.0
-        if top > self.max_grade:
-            raise ValueError(
-                f"{self.name}: y_true has a grade of {top:g}, above max_grade={self.max_grade:g}; "
-                "set max_grade to the top of the grade scale (ir_measures' max_rel): the gains are "
-                "the grades scaled into [0, 1]")
         out = np.empty(prof.n)
         k, t, hb, hc, median = self._arguments()
         _cwl_kernel.score(np.ascontiguousarray(prof.codes), _cwl_kernel.MEASURE_IDS[self.info.name],
@@ -101,7 +91,7 @@ class _CWLMetric(_ProfileMetric):
 _COMMON_DOC = """
     min_grade, max_grade : float, default=0, 1
         The grades scaled to the gains 0 and 1 (ir_measures' ``min_rel`` and ``max_rel``):
-        grades at or below ``min_grade`` give no gain; a grade above ``max_grade`` is refused.
+        grades at or below ``min_grade`` give no gain, grades at or above ``max_grade`` gain 1.
     depth : int, default=1000
         The ranks read (cwl_eval's ``--max_depth``): longer rankings are truncated, shorter
         ones padded with ranks of gain 0."""

@@ -33,9 +33,12 @@ MEASURE_IDS = {"sdcg": SDCG, "inst": INST, "insq": INSQ, "bpm": BPM, "nerr8": NE
 
 
 cdef inline double _gain(double code, double lo, double span) noexcept nogil:
-    # the code's grade scaled into [0, 1] (items not stored, unjudged or past the end: 0)
+    # the code's grade clipped to [lo, lo + span] and scaled into [0, 1] (items not stored,
+    # unjudged or past the end: 0)
     if isnan(code) or code <= lo:
         return 0.0
+    if code >= lo + span:
+        return 1.0
     return (code - lo) / span
 
 
@@ -91,7 +94,7 @@ def score(const float64_t[:, ::1] codes, int measure, double k, double t, double
     """``out[i]``: the expected rate of gain of ranking i under ``measure`` (``MEASURE_IDS``).
 
     ``codes``: the profile (at most ``depth`` columns); the gain of a code is
-    ``(code - lo) / (hi - lo)`` above ``lo``, else 0 (the caller refuses codes above ``hi``).
+    ``(min(code, hi) - lo) / (hi - lo)`` above ``lo``, else 0.
     ``k``: the cutoff of SDCG and NERR8/9, BPM's K; ``t``: T of INST/INSQ/NERR11/BPM and
     NERR10's phi; ``hb``, ``hc``, ``median``: dynamic BPM's. ``depth``: the ranks read (> 0).
     """

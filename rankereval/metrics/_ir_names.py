@@ -99,9 +99,9 @@ def _numret(cutoff, params):
 
 #: ir_measures' gain parameters of the C/W/L measures (its cwl_eval provider)
 _CWL_P = ("min_rel", "max_rel")
-_CWL_NOTE = ("cwl_eval's expected rate of gain (its first column); gains are the grades scaled by min_rel "
-             "and max_rel; a grade above max_rel is refused (ir_measures clips it with a warning); "
-             "without max_rel (which ir_measures requires) the grades are the gains (max_rel=1)")
+_CWL_NOTE = ("cwl_eval's expected rate of gain (its first column); gains are the grades clipped to "
+             "[min_rel, max_rel] and scaled into [0, 1], as in ir_measures; without max_rel (which "
+             "ir_measures requires) the grades are the gains, clipped at 1 (max_rel=1)")
 
 
 def _cwl(cls, *names):
