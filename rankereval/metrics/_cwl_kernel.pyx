@@ -93,7 +93,7 @@ def score(const float64_t[:, ::1] codes, int measure, double k, double t, double
           double median, double lo, double hi, Py_ssize_t depth, float64_t[::1] out, int n_threads):
     """``out[i]``: the expected rate of gain of ranking i under ``measure`` (``MEASURE_IDS``).
 
-    ``codes``: the profile (at most ``depth`` columns); the gain of a code is
+    ``codes``: the profile (its first ``depth`` columns are read); the gain of a code is
     ``(min(code, hi) - lo) / (hi - lo)`` above ``lo``, else 0.
     ``k``: the cutoff of SDCG and NERR8/9, BPM's K; ``t``: T of INST/INSQ/NERR11/BPM and
     NERR10's phi; ``hb``, ``hc``, ``median``: dynamic BPM's. ``depth``: the ranks read (> 0).
@@ -101,8 +101,10 @@ def score(const float64_t[:, ::1] codes, int measure, double k, double t, double
     cdef Py_ssize_t n = codes.shape[0], width = codes.shape[1], i
     if out.shape[0] != n:
         raise ValueError("one output per ranking")
-    if depth < 1 or width > depth:
-        raise ValueError("depth must be positive and at least the profile's width")
+    if depth < 1:
+        raise ValueError("depth must be positive")
+    if width > depth:
+        width = depth  # (a profile shared with metrics that read deeper: the first depth ranks)
     if measure < SDCG or measure > NERR11:
         raise ValueError(f"unknown C/W/L measure id {measure}")
     if not hi > lo:

@@ -52,8 +52,9 @@ def metric_names(aliases=False):
      'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
      'bpref', 'gmbpref', 'judged', 'infap', 'rprecmult', 'utility', '11ptavg', 'bing', 'g',
      'ndcgrel', 'rndcg', 'relp', 'setp', 'setrelp', 'setr', 'setap', 'setf', 'numnonreljudgedret',
-     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'novelty', 'arp', 'tailshare',
-     'ild', 'coverage', 'entropy', 'gini']
+     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'sdcg', 'inst', 'insq', 'bpm',
+     'nerr8', 'nerr9', 'nerr10', 'nerr11', 'compat', 'novelty', 'arp', 'tailshare', 'ild',
+     'coverage', 'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """

@@ -57,8 +57,8 @@ def refusal(metric):
 
 def _unsupported_kernel(kernel):
     if kernel == "profile":
-        return ("trec_eval's measures read from a ranking's relevance profile (rankereval/_profile.pyx) "
-                "have no tie-aware form implemented")
+        return ("the measures read from a ranking's relevance profile (rankereval/_profile.pyx: trec_eval's, "
+                "the C/W/L family) have no tie-aware form implemented")
     return f"the {kernel!r} kernel has no tie-aware form implemented"
 
 
