@@ -41,11 +41,12 @@ DEPTH = 1000
 
 _GRADES = {
     "min_grade": RealParam(0.0, float("inf"), (0.0,), high_open=True),
-    "max_grade": RealParam(0.0, float("inf"), (1.0, 8.0), low_open=True, high_open=True),
+    # (one example each: the generic tests run every combination; tests/test_cwl.py varies them)
+    "max_grade": RealParam(0.0, float("inf"), (4.0,), low_open=True, high_open=True),
     # (an integer; the generic tests read a short depth, past every ranking they draw)
     "depth": RealParam(1.0, float("inf"), (15,), high_open=True),
 }
-_T = RealParam(0.0, float("inf"), (1.0, 2.5), low_open=True, high_open=True)
+_T = RealParam(0.0, float("inf"), (2.5,), low_open=True, high_open=True)
 _UNDEFINED = None  # a C/W/L value is always defined (0 without any gain)
 
 
@@ -385,7 +386,7 @@ class NERR10(_CWLMetric):
         name="nerr10", kernel=KERNEL, labels="graded", cutoff="none",
         summary="NERR10[p=0.9]: Azzopardi et al.'s eq. 10, RBP's persistence (cwl_eval, ir_measures NERR10)",
         undefined=_UNDEFINED,
-        reals={"p": RealParam(0.0, 1.0, (0.9, 0.5), low_open=True, high_open=True), **_GRADES},
+        reals={"p": RealParam(0.0, 1.0, (0.5,), low_open=True, high_open=True), **_GRADES},
     )
 
     def __init__(self, p=0.9, min_grade=0.0, max_grade=1.0, depth=DEPTH):
@@ -528,7 +529,7 @@ class Compat(_ProfileMetric):
     info = MetricInfo(
         name="compat", kernel=KERNEL, labels="graded", cutoff="none", aliases=("compatibility",),
         summary="Compat[p=0.95]: RBO with the ideal ranking (Clarke et al. 2021; ir_measures Compat)",
-        reals={"p": RealParam(0.0, 1.0, (0.95, 0.5), low_open=True, high_open=True)},
+        reals={"p": RealParam(0.0, 1.0, (0.8,), low_open=True, high_open=True)},
     )
 
     def __init__(self, p=0.95, normalize=True):
