@@ -453,6 +453,8 @@ def _ideal_positions(prof):
     codes = prof.codes
     n, width = codes.shape
     counts = np.diff(labels.indptr).astype(np.int64)
+    if labels.indptr[0] != 0 or (counts < 0).any() or labels.indptr[-1] != labels.indices.shape[0]:
+        raise ValueError("y_true's row pointers do not match its stored labels (corrupted storage)")
     if isinstance(labels, BinaryLabels):
         values = np.ones(labels.indices.shape[0])
     else:

@@ -157,5 +157,7 @@ cdef double _compat_one(const float64_t[:, ::1] ideal_pos, Py_ssize_t i, Py_ssiz
     if normalize:
         # the ideal against itself: the prefix of length d overlaps min(d, n_ideal) items
         best = head[n_ideal] + n_ideal * (tail[depth] - tail[n_ideal])
-        return total / best if best > 0 else 0.0
-    return total / head[depth]
+        total = total / best if best > 0 else 0.0
+    else:
+        total = total / head[depth]
+    return total if total < 1.0 else 1.0  # (at most 1; the last bit of the sums can exceed it)
