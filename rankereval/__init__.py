@@ -37,7 +37,9 @@ _METRICS = (
     "Unjudged", "ScaledRBP", "ScaledRBPResidual", "FallOut", "AUROC",
     # the intent-aware diversity measures (rankereval.metrics._diversity)
     "ERRIA", "NERRIA", "AlphaDCG", "AlphaNDCG", "NRBP", "NNRBP", "APIA", "PrecisionIA", "SubtopicRecall",
-    "NumQueries")
+    "NumQueries",
+    # the C/W/L family (rankereval.metrics._cwl)
+    "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -84,6 +86,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
     from rankereval.metrics import (
         APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
     from rankereval.metrics import NumQueries
+    from rankereval.metrics import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -161,6 +164,15 @@ __all__ = [
     "PrecisionIA",
     "SubtopicRecall",
     "NumQueries",
+    "SDCG",
+    "INST",
+    "INSQ",
+    "BPM",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "Compat",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -614,3 +614,9 @@ def ref_num_queries(labels, ranking):
 
 
 REFERENCE.update({"NumQueries": ref_num_queries})
+
+
+# ---- the C/W/L family (rankereval.metrics._cwl): tests/reference_cwl.py
+import reference_cwl as _rc  # noqa: E402
+
+REFERENCE.update(_rc.REFERENCE)

@@ -871,6 +871,7 @@ def _metric_params(cls):
 
 
 _METRIC_PARAMS = {cls: _metric_params(cls) for cls in ALL_METRIC_CLASSES}
+_BY_NAME = {cls.__name__: cls for cls in ALL_METRIC_CLASSES}
 
 
 def some_metric(cls, k):
@@ -887,6 +888,8 @@ def metric_params(cls):
 
 
 def _documented_nan(name, params, n_rel, length, n_judged=0):
+    if _BY_NAME[name].info.undefined is None:
+        return False  # never NaN by its registry entry (e.g. the C/W/L family: 0 without gain)
     if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "NumNonRelevantJudgedRetrieved",
                 "Utility", "Unjudged", "ScaledRBPResidual", "NumQueries"):
         return False  # counts and trec_eval's always-defined measures: never NaN

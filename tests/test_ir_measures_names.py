@@ -198,7 +198,7 @@ def test_every_ir_measures_measure_is_read_or_refused_with_a_reason():
     ("nDCG(dcg='exp')@10", "dcg must be 'log2' or 'exp-log2'"),
     ("nDCG(rel=2)@10", "nDCG has no parameter 'rel'"),
     ("NumQ@5", "NumQ takes no cutoff"),
-    ("Compat(p=0.9)", "is not supported: .*compatibility"),
+    ("Compat(normalize=1)", "normalize must be True or False"),
     ("SetP(relative=1)", "relative must be True or False"),
     ("P", "P needs a cutoff, e.g. P@10"),
     ("P@0", "the cutoff must be an integer > 0"),

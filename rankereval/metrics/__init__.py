@@ -49,6 +49,7 @@ from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
 from rankereval.metrics._diversity import (  # isort: skip
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._profile import NumQueries  # isort: skip
+from rankereval.metrics._cwl import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -111,6 +112,15 @@ __all__ = [
     "PrecisionIA",
     "SubtopicRecall",
     "NumQueries",
+    "SDCG",
+    "INST",
+    "INSQ",
+    "BPM",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "Compat",
     "Novelty",
     "AveragePopularity",
     "TailShare",

@@ -21,6 +21,7 @@ from rankereval.metrics._adjusted import Adjusted
 from rankereval.metrics._binary import AP, Precision, Recall, Success
 from rankereval.metrics._diversity import (
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
+from rankereval.metrics._cwl import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
 from rankereval.metrics._graded import ERR, NDCG, RBP
 from rankereval.metrics._profile import AUROC, InfAP, NumQueries, SetAP, SetF, SetP, SetR, SetRelativeP
 from rankereval.metrics._rank import ReciprocalRank
@@ -115,9 +116,39 @@ def _diversity(cls):
     return build
 
 
-#: why the C/W/L measures (ir_measures' cwl_eval provider) are refused
-_CWL = ("a C/W/L measure (cwl_eval's user-browsing model: continuation, weight and last-probability "
-        "functions of the gains so far); rankereval's kernels do not implement that model yet")
+#: ir_measures' gain parameters of the C/W/L measures (its cwl_eval provider)
+_CWL_P = ("min_rel", "max_rel")
+_CWL_NOTE = ("cwl_eval's expected rate of gain (its first column); gains are the grades clipped to "
+             "[min_rel, max_rel] and scaled into [0, 1], as in ir_measures; without max_rel (which "
+             "ir_measures requires) the grades are the gains, clipped at 1 (max_rel=1)")
+
+
+def _cwl(cls, *names):
+    """``build`` of a C/W/L measure: ``cutoff`` (if the class takes one), the parameters
+    ``names`` as they are, ``min_rel``/``max_rel`` as ``min_grade``/``max_grade``."""
+    def build(cutoff, params):
+        kwargs = {n: params[n] for n in names if n in params}
+        if "min_rel" in params:
+            kwargs["min_grade"] = params["min_rel"]
+        if "max_rel" in params:
+            kwargs["max_grade"] = params["max_rel"]
+        return cls(cutoff, **kwargs) if cls.info.cutoff == "required" else cls(**kwargs)
+    return build
+
+
+def _compat(cutoff, params):
+    normalize = params.get("normalize", True)
+    if not isinstance(normalize, bool):
+        raise ValueError(f"normalize must be True or False, got {normalize!r}")
+    return Compat(params.get("p", 0.95), normalize=normalize)
+
+
+def _sdcg(cutoff, params):
+    dcg = params.get("dcg", "log2")
+    if dcg != "log2":
+        raise ValueError(f"dcg must be 'log2' (cwl_eval's scaled DCG), got {dcg!r}")
+    return _cwl(SDCG)(cutoff, params)
+
 
 ENTRIES = [
     IrEntry("P", "required", _REL_J, lambda k, p: Precision(k), _REL_J, aliases={"Precision": {}}),
@@ -165,16 +196,18 @@ ENTRIES = [
     IrEntry("Accuracy", "optional", _REL, lambda k, p: AUROC(k), _REL,
             note="AUROC@k; NaN where ir_measures reports no value (no relevant document retrieved) "
                  "or fails (no non-relevant one: a division by zero)"),
-    IrEntry("BPM", "required", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("Compat", "none", ("p", "normalize"),
-            unsupported="compatibility with an ideal ranking (Clarke et al., an RBO of the run against the "
-                        "ideal orderings of the judgements) is not implemented in rankereval's kernels yet"),
-    IrEntry("INST", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("INSQ", "none", ("T", "min_rel", "max_rel"), unsupported=_CWL),
-    IrEntry("SDCG", "required", ("dcg", "min_rel", "max_rel"), unsupported=_CWL + " (scaled DCG)"),
-    *(IrEntry(n, c, p, unsupported=_CWL) for n, c, p in (
-        ("NERR8", "required", ("min_rel", "max_rel")), ("NERR9", "required", ("min_rel", "max_rel")),
-        ("NERR10", "none", ("p", "min_rel", "max_rel")), ("NERR11", "none", ("T", "min_rel", "max_rel")))),
+    IrEntry("BPM", "required", _CWL_P + ("T",), _cwl(BPM, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("Compat", "none", ("p", "normalize"), _compat, ("p", "normalize"),
+            note="ir_measures' compat provider; a query without relevant documents is NaN here (ir_measures: "
+                 "0); equal grades of the ideal ranking in the run's order (ir_measures: by the run's scores, "
+                 "unretrieved documents at 0)"),
+    IrEntry("INST", "none", _CWL_P + ("T",), _cwl(INST, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("INSQ", "none", _CWL_P + ("T",), _cwl(INSQ, "T"), _CWL_P + ("T",), note=_CWL_NOTE),
+    IrEntry("SDCG", "required", ("dcg",) + _CWL_P, _sdcg, ("dcg",) + _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR8", "required", _CWL_P, _cwl(NERR8), _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR9", "required", _CWL_P, _cwl(NERR9), _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR10", "none", ("p",) + _CWL_P, _cwl(NERR10, "p"), ("p",) + _CWL_P, note=_CWL_NOTE),
+    IrEntry("NERR11", "none", ("T",) + _CWL_P, _cwl(NERR11, "T"), ("T",) + _CWL_P, note=_CWL_NOTE),
     # the intent-aware diversity measures (ndeval, ir_measures' pyndeval provider): IntentLabels
     IrEntry("alpha_nDCG", "optional", ("rel", "alpha", "judged_only"), _diversity(AlphaNDCG),
             ("rel", "alpha", "judged_only"), aliases={"α_nDCG": {}}, note=_NDEVAL_NOTE),

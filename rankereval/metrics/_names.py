@@ -53,7 +53,8 @@ def metric_names(aliases=False):
      'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
      'bpref', 'gmbpref', 'judged', 'infap', 'rprecmult', 'utility', '11ptavg', 'bing', 'g',
      'ndcgrel', 'rndcg', 'relp', 'setp', 'setrelp', 'setr', 'setap', 'setf', 'numnonreljudgedret',
-     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'numq', 'alpha_dcg', 'alpha_ndcg', 'err_ia',
+     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'numq', 'sdcg', 'inst', 'insq', 'bpm',
+     'nerr8', 'nerr9', 'nerr10', 'nerr11', 'compat', 'alpha_dcg', 'alpha_ndcg', 'err_ia',
      'nerr_ia', 'p_ia', 'strec', 'ap_ia', 'nrbp', 'nnrbp', 'novelty', 'arp', 'tailshare', 'ild',
      'coverage', 'entropy', 'gini']
     >>> metric_names(aliases=True)["ap"]
@@ -401,6 +402,7 @@ def from_name(name, defaults=None):
     for token in filter(None, (t.strip().lower() for t in options.split(","))):
         key, eq, value = token.partition("=")
         key = key.strip()
+        key = {p.lower(): p for p in sig}.get(key, key)  # (names are case-insensitive: INST's T)
         if key in ("rel", "judged_only") and key not in sig and info.labels != "none":
             if key in adjust:
                 raise ValueError(f"metric {name!r}: {key} is set twice")

@@ -57,8 +57,8 @@ def refusal(metric):
 
 def _unsupported_kernel(kernel):
     if kernel == "profile":
-        return ("trec_eval's measures read from a ranking's relevance profile (rankereval/metrics/_profile_fast.pyx) "
-                "have no tie-aware form implemented")
+        return ("the measures read from a ranking's relevance profile (rankereval/metrics/_profile_fast.pyx: "
+                "trec_eval's, the C/W/L family) have no tie-aware form implemented")
     if kernel == "diversity":
         return ("the intent-aware diversity measures (their gains depend on the items above each one) "
                 "have no tie-aware form implemented")
