@@ -6,7 +6,7 @@ importing NumPy or the compiled kernels.
 """
 #: nan_handling of the metrics, evaluate and compare (rankereval._validation)
 NAN_HANDLING = ("propagate", "drop", "zerofill", "onefill")
-#: the value an undefined score counts as under the policies that fill it (rankereval._engine):
+#: the value an undefined score counts as under the policies that fill it (rankereval.stats._engine):
 #: 'onefill' is torchmetrics' empty_target_action='pos', 'zerofill' its 'neg' and trec_eval's 0
 NAN_FILLS = {"zerofill": 0.0, "onefill": 1.0}
 #: bootstrap interval methods (rankereval.bootstrap)

@@ -231,7 +231,7 @@ def _summary(ev, name, trec):
     sum or geometric mean, after the NaN handling), else the mean."""
     import numpy as np
 
-    from rankereval._engine import fill_undefined
+    from rankereval.stats._engine import fill_undefined
 
     measure = trec.get(name)
     if measure is None or measure.aggregate.__name__ == "_mean":
@@ -255,7 +255,7 @@ def _trec_column(values, integer, nan_handling):
     0.17 s that way); None for a query left out (an undefined value, ``drop``)."""
     import numpy as np
 
-    from rankereval._engine import fill_undefined
+    from rankereval.stats._engine import fill_undefined
 
     undefined = np.isnan(values)
     if nan_handling != "propagate":  # drop: 0 in the texts, then left out

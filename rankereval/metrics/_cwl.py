@@ -24,7 +24,7 @@ grades as gains, as cwl_eval reads a gain file; cwl_eval refuses a gain above 1 
 items.
 
 The scores are computed by the typed kernel ``rankereval/metrics/_cwl_kernel.pyx`` from each
-ranking's relevance profile (``rankereval/_profile.pyx``, one pass for all the profile
+ranking's relevance profile (``rankereval/metrics/_profile_fast.pyx``, one pass for all the profile
 metrics of a call).
 """
 import numpy as np

@@ -6,7 +6,7 @@ W(i) = prod_{j<i} C(j) / sum_t prod_{j<t} C(j), and the measure is the expected 
 sum_i W(i) g(i) (cwl_eval's first column). The continuation function is the measure; it reads
 the rank, the gain of the rank and the gains so far.
 
-The gains come from the relevance profile of each ranking (``rankereval/_profile.pyx``: one
+The gains come from the relevance profile of each ranking (``rankereval/metrics/_profile_fast.pyx``: one
 code per rank of the top ``min(depth, width)``, the grade when stored, 0 or negative when not,
 NaN past the end). Ranks past the end of a ranking, up to ``depth`` (cwl_eval's
 ``--max_depth``, 1000), have gain 0, as cwl_eval pads them. One pass per ranking: the running

@@ -211,7 +211,7 @@ def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, me
             if nan_handling == "drop":
                 s = s[~np.isnan(s)]
             else:
-                from rankereval._engine import fill_undefined
+                from rankereval.stats._engine import fill_undefined
 
                 s = fill_undefined(s, nan_handling)
             pair.append(float(aggregate(m.info, s)))

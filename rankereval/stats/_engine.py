@@ -217,7 +217,7 @@ def fill_undefined(scores, nan_handling):
     """``scores`` (any shape) with NaN replaced by the value the policy counts an undefined
     score as: 0 for ``'zerofill'``, 1 for ``'onefill'``; unchanged for ``'drop'`` and
     ``'propagate'`` (which leave NaN to the caller). The one place that knows the fill values
-    (``rankereval._choices.NAN_FILLS``)."""
+    (``rankereval._utils._choices.NAN_FILLS``)."""
     if nan_handling not in NAN_FILLS:
         return scores
     return np.where(np.isnan(scores), NAN_FILLS[nan_handling], scores)
