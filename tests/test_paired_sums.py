@@ -8,16 +8,8 @@ import pytest
 from rankereval import BinaryLabels, Rankings, _bootstrap, _paired_sums, evaluate
 from rankereval.bootstrap import query_key_hashes
 from rankereval.compare import CI_RESAMPLES, _finish, _resolve_metrics, compare
+from helpers import GOLDEN, M64, mix64
 
-M64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def mix64(z):
-    """SplitMix64's finaliser on Python ints (the reference of the kernels' hash)."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 def signs(hashes, seed, n_resamples):
