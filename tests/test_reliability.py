@@ -186,6 +186,7 @@ def test_storage_cannot_be_made_writeable_again(view):
 
 _CORRUPT_CHILD = r"""
 import sys
+import traceback
 import numpy as np
 from rankereval import *
 from rankereval.metrics._base import _registered
@@ -221,6 +222,12 @@ for name, edit in edits.items():
             m.score(yy, r)
         except (ValueError, TypeError):
             pass
+        except IndexError as exc:
+            # NumPy's own bounds check in a metric's Python layer (np.add.reduceat over the row
+            # pointers: RNDCG, NDCGRel) stays in bounds too; a kernel's (a .pyx frame: the
+            # checked build's bounds check) fails the test
+            if not traceback.extract_tb(exc.__traceback__)[-1].filename.endswith(".py"):
+                raise
 print("survived", len(edits) * len(metrics))
 """
 
