@@ -77,10 +77,11 @@ def _hang_watchdog():
     faulthandler.cancel_dump_traceback_later()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_client():
-    """A local Dask cluster of two worker processes (1 GB each), shared by every module that
-    tests on a real cluster: started once a session (a few seconds), closed at its end."""
+    """A local Dask cluster of two worker processes (1 GB each) for the tests of a module on a
+    real cluster. A module's: the cluster is the default scheduler while its tests run (a
+    Client created and closed elsewhere, as in docs/guide/cluster.rst, cannot take its place)."""
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("dask.array")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -104,10 +105,11 @@ def trec_files(tmp_path):
     return str(qrels), [write_run(tmp_path / f"sys{i}.run", i) for i in range(3)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
-    """A local SparkSession (two task threads; a failed task is retried once), shared by every
-    module that tests on Spark: the JVM starts once a session. Skipped without pyspark."""
+    """A local SparkSession (two task threads; a failed task is retried once) for the tests of
+    a module on Spark; skipped without pyspark. A module's: a session shared across modules
+    could be stopped by another user of ``getOrCreate`` (docs/guide/cluster.rst's example)."""
     pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'rankereval[spark]')")
     import sys
 
