@@ -150,6 +150,10 @@ def test_from_scores(x, valid, invalid, k):
         score_everything_rankings(out.value, ids)
 
 
+# =========================================================================================
+# metrics
+# =========================================================================================
+
 @given(inputs=scoring_inputs(), data=st.data())
 def test_metrics_match_reference(inputs, data):
     y_true, y_pred = inputs
