@@ -12,35 +12,12 @@ from hypothesis import strategies as st
 
 from rankereval import (Accumulator, BinaryLabels, NumericLabels, Rankings, UndefinedMetricWarning,
                         evaluate)
+from helpers import assert_same_evaluation
 
 # undefined means are expected in the random data; test_undefined_means_warn_as_evaluate checks the warning
 pytestmark = pytest.mark.filterwarnings("ignore::rankereval.UndefinedMetricWarning")
 
 METRICS = ["ndcg@5", "recall@10", "mrr@5", "p@3", "map", "gmap", "dcg@4", "rprec"]
-
-
-def same(a, b):
-    """Bit for bit (NaN equal to NaN)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
-        return False
-    return np.array_equal(np.where(np.isnan(a), 0.0, a).view(np.int64), np.where(np.isnan(b), 0.0, b).view(np.int64))
-
-
-def assert_same_evaluation(got, ref, scores=True):
-    assert got.names == ref.names
-    assert got.n_rankings == ref.n_rankings
-    for name in ref.names:
-        assert same(got.means[name], ref.means[name]), (name, got.means[name], ref.means[name])
-        assert got.n_used[name] == ref.n_used[name]
-        assert got.n_undefined[name] == ref.n_undefined[name]
-        if ref.conf_intervals is None:
-            assert got.conf_intervals is None
-        else:
-            assert same(got.conf_intervals[name], ref.conf_intervals[name]), name
-    assert got.confidence == ref.confidence
-    if scores:
-        assert same(got.scores, ref.scores)
 
 
 def data(seed, n=60, n_items=30, graded=False, p=0.15):

@@ -12,6 +12,7 @@ from hypothesis import given, strategies as hst
 
 from rankereval import Rankings
 from rankereval.agreement import RBOResult, jaccard, kendall_tau, rbo, tau_ap
+from helpers import ranked
 
 
 # ----------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ lists = hst.lists(hst.integers(0, 14), min_size=0, max_size=9, unique=True)
 def test_rbo_equals_the_literal_formulas(pairs, p, k):
     a = [x for x, _ in pairs]
     b = [y for _, y in pairs]
-    r = rbo(_rankings(a), _rankings(b), p=p, k=k)
+    r = rbo(ranked(a), ranked(b), p=p, k=k)
     assert isinstance(r, RBOResult)
     for i, (x, y) in enumerate(pairs):
         if k is not None:
@@ -101,12 +102,6 @@ def test_rbo_equals_the_literal_formulas(pairs, p, k):
         assert r.max[i] == pytest.approx(hi, abs=1e-9)
         assert r.res[i] == pytest.approx(hi - lo, abs=1e-9)
         assert -1e-12 <= r.min[i] <= r.max[i] <= 1 + 1e-12
-
-
-def _rankings(rows):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # an empty ranking warns when built
-        return Rankings.from_ranked_indices([list(r) for r in rows])
 
 
 def test_rbo_hand_worked_examples():
@@ -128,7 +123,7 @@ def test_rbo_hand_worked_examples():
 
 
 def test_rbo_identical_disjoint_and_empty():
-    r = rbo(_rankings([[1, 2, 3], [1, 2, 3], []]), _rankings([[1, 2, 3], [4, 5, 6], []]), p=0.8)
+    r = rbo(ranked([[1, 2, 3], [1, 2, 3], []]), ranked([[1, 2, 3], [4, 5, 6], []]), p=0.8)
     assert r.ext[0] == pytest.approx(1.0) and r.max[0] == pytest.approx(1.0)
     assert r.ext[1] == 0.0 and r.min[1] == 0.0
     assert math.isnan(r.ext[2]) and r.min[2] == 0.0 and r.max[2] == pytest.approx(1.0)
@@ -139,7 +134,7 @@ def test_rbo_is_symmetric_and_threads_agree():
     rng = np.random.default_rng(0)
     a = [list(rng.permutation(200)[: rng.integers(0, 60)]) for _ in range(300)]
     b = [list(rng.permutation(200)[: rng.integers(0, 60)]) for _ in range(300)]
-    ra, rb = _rankings(a), _rankings(b)
+    ra, rb = ranked(a), ranked(b)
     x, y = rbo(ra, rb), rbo(rb, ra)
     np.testing.assert_array_equal(np.isnan(x.ext), np.isnan(y.ext))
     np.testing.assert_allclose(x.ext, y.ext, rtol=1e-12, atol=0)
@@ -189,7 +184,7 @@ def test_rows_must_match():
 def test_jaccard_equals_set_arithmetic(pairs, k):
     a = [x for x, _ in pairs]
     b = [y for _, y in pairs]
-    got = jaccard(_rankings(a), _rankings(b), k)
+    got = jaccard(ranked(a), ranked(b), k)
     for i, (x, y) in enumerate(pairs):
         A, B = set(x[:k]), set(y[:k])
         if not A | B:
@@ -251,7 +246,7 @@ def test_rbo_ext_equals_the_rbo_package(pairs, p):
     rbo_package = pytest.importorskip("rbo")
     a = [x for x, _ in pairs]
     b = [y for _, y in pairs]
-    got = rbo(_rankings(a), _rankings(b), p=p).ext
+    got = rbo(ranked(a), ranked(b), p=p).ext
     for i, (x, y) in enumerate(pairs):
         assert got[i] == pytest.approx(rbo_package.RankingSimilarity(x, y).rbo_ext(p=p), abs=1e-9)
 
@@ -404,7 +399,7 @@ def test_rbo_a_min_is_the_mean_over_tied_orders(x, y, p):
     # RBO^a's overlaps are the expected overlaps over every order of every group, so its min
     # (linear in them) is the mean of the untied min over those orders
     orders = [(u, v) for u in _orders(x) for v in _orders(y)]
-    untied = rbo(_rankings([u for u, _ in orders]), _rankings([v for _, v in orders]), p=p)
+    untied = rbo(ranked([u for u, _ in orders]), ranked([v for _, v in orders]), p=p)
     r = rbo(_tied_rankings([x]), _tied_rankings([y]), p=p, ties="a")
     assert r.min[0] == pytest.approx(untied.min.mean(), abs=1e-9)
     assert untied.min.min() - 1e-9 <= r.min[0] <= untied.min.max() + 1e-9

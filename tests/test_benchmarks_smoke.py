@@ -46,7 +46,10 @@ def _run(bench, tmp_path, *args):
 
 def test_workloads_with_peers(bench, tmp_path, capsys):
     peers = [p for p, mod in (("pytrec_eval", "pytrec_eval"), ("sklearn", "sklearn")) if _installed(mod)]
-    code, res = _run(bench, tmp_path, "--peers", ",".join(peers) or "none", "--skip", "memory,latency,scaling")
+    # the peers on 100 rows a workload (the rest extrapolated): the agreement checks and the
+    # report's shape are the point here, not the peers' speed on 1,000 users
+    code, res = _run(bench, tmp_path, "--peers", ",".join(peers) or "none", "--skip", "memory,latency,scaling",
+                     "--row-cap", "100")
     out = capsys.readouterr().out
     assert code == 0, out
 

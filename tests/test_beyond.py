@@ -7,7 +7,6 @@ covers them the same way: every kernel against ``reference_beyond`` on hypothesi
 """
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -22,14 +21,9 @@ from rankereval import (AveragePopularity, BinaryLabels, CatalogCoverage, Distri
                         long_tail_items, popularity_from)
 from rankereval.metrics import SystemMetric, from_name, metric_names
 from rankereval.metrics._base import _registered
+from helpers import ranked
 
 N_ITEMS = 12
-
-
-def _rankings(rows):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)  # empty rankings
-        return Rankings.from_ranked_indices([list(r) for r in rows])
 
 
 def _close(a, b, tol=1e-12):
@@ -51,14 +45,14 @@ probabilities = st.lists(st.one_of(st.just(0.0), st.just(1.0), st.floats(1e-6, 1
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=probabilities, method=st.sampled_from(["self_information", "complement"]))
 def test_novelty_matches_reference(rows, k, pop, method):
-    got = Novelty(k, np.array(pop), method=method).score(None, _rankings(rows))
+    got = Novelty(k, np.array(pop), method=method).score(None, ranked(rows))
     _close(got, [ref.novelty(r, k, pop, method) for r in rows])
 
 
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=st.lists(st.integers(0, 1000), min_size=N_ITEMS, max_size=N_ITEMS))
 def test_average_popularity_matches_reference(rows, k, pop):
-    got = AveragePopularity(k, np.array(pop)).score(None, _rankings(rows))
+    got = AveragePopularity(k, np.array(pop)).score(None, ranked(rows))
     _close(got, [ref.average_popularity(r, k, pop) for r in rows])
 
 
@@ -69,7 +63,7 @@ def test_tail_share_matches_reference(rows, k, tail, as_mask):
         given_tail = np.isin(np.arange(N_ITEMS), sorted(tail))
     else:
         given_tail = np.array(sorted(tail), dtype=np.int64)
-    got = TailShare(k, given_tail).score(None, _rankings(rows))
+    got = TailShare(k, given_tail).score(None, ranked(rows))
     _close(got, [ref.tail_share(r, k, tail) for r in rows])
 
 
@@ -83,7 +77,7 @@ features_st = st.lists(
 @given(rows=rankings_st, k=cutoffs, features=features_st, sparse=st.booleans())
 def test_intra_list_diversity_matches_reference(rows, k, features, sparse):
     x = np.array(features)
-    got = IntraListDiversity(k, sp.csr_matrix(x) if sparse else x).score(None, _rankings(rows))
+    got = IntraListDiversity(k, sp.csr_matrix(x) if sparse else x).score(None, ranked(rows))
     _close(got, [ref.intra_list_diversity(r, k, features) for r in rows], tol=1e-9)
 
 
@@ -94,7 +88,7 @@ def test_intra_list_diversity_matches_reference(rows, k, features, sparse):
 @given(rows=rankings_st, k=cutoffs, extra=st.integers(0, 5))
 def test_catalog_coverage_matches_reference(rows, k, extra):
     n_items = N_ITEMS + extra
-    assert CatalogCoverage(k, n_items).compute(_rankings(rows)) == pytest.approx(
+    assert CatalogCoverage(k, n_items).compute(ranked(rows)) == pytest.approx(
         ref.catalog_coverage(rows, k, n_items), abs=1e-15)
 
 
@@ -102,13 +96,13 @@ def test_catalog_coverage_matches_reference(rows, k, extra):
 @given(rows=rankings_st, k=cutoffs, normalize=st.booleans())
 def test_distributional_coverage_matches_reference(rows, k, normalize):
     metric = DistributionalCoverage(k, n_items=N_ITEMS, normalize=normalize)
-    _close([metric.compute(_rankings(rows))], [ref.distributional_coverage(rows, k, N_ITEMS, normalize)])
+    _close([metric.compute(ranked(rows))], [ref.distributional_coverage(rows, k, N_ITEMS, normalize)])
 
 
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, discount=st.sampled_from(["none", "log2"]))
 def test_gini_matches_reference(rows, k, discount):
-    got = GiniIndex(k, N_ITEMS, discount=discount).compute(_rankings(rows))
+    got = GiniIndex(k, N_ITEMS, discount=discount).compute(ranked(rows))
     _close([got], [ref.gini_index(rows, k, N_ITEMS, discount)])
 
 
@@ -118,14 +112,14 @@ def test_gini_matches_reference(rows, k, discount):
 @settings(max_examples=50)
 @given(rows=rankings_st, k=st.integers(1, 9))
 def test_coverage_is_monotone_in_k(rows, k):
-    r = _rankings(rows)
+    r = ranked(rows)
     assert CatalogCoverage(k, N_ITEMS).compute(r) <= CatalogCoverage(k + 1, N_ITEMS).compute(r)
 
 
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, discount=st.sampled_from(["none", "log2"]), extra=st.integers(0, 100))
 def test_gini_lies_in_0_1(rows, k, discount, extra):
-    g = GiniIndex(k, N_ITEMS + extra, discount=discount).compute(_rankings(rows))
+    g = GiniIndex(k, N_ITEMS + extra, discount=discount).compute(ranked(rows))
     assert math.isnan(g) or 0.0 <= g <= (N_ITEMS + extra - 1) / (N_ITEMS + extra) + 1e-12
     assert math.isnan(g) == all(len(r) == 0 for r in rows)
 
@@ -136,7 +130,7 @@ def test_gini_lies_in_0_1(rows, k, discount, extra):
                                                                        max_size=N_ITEMS))
 def test_diversity_of_items_with_one_direction_is_zero(rows, k, direction, scales):
     features = np.array(scales)[:, None] * np.array(direction)[None, :]
-    got = IntraListDiversity(k, features).score(None, _rankings(rows))
+    got = IntraListDiversity(k, features).score(None, ranked(rows))
     lengths = np.array([min(k, len(r)) for r in rows])
     assert np.isnan(got[lengths < 2]).all()
     np.testing.assert_allclose(got[lengths >= 2], 0.0, atol=1e-12)
@@ -149,33 +143,33 @@ def test_novelty_does_not_depend_on_the_order_inside_the_top_k(rows, k, pop, see
     shuffled = [list(rng.permutation(r[:k])) + list(r[k:]) for r in rows]
     for method in ("self_information", "complement"):
         m = Novelty(k, np.array(pop), method=method)
-        _close(m.score(None, _rankings(shuffled)), m.score(None, _rankings(rows)), tol=1e-12)
+        _close(m.score(None, ranked(shuffled)), m.score(None, ranked(rows)), tol=1e-12)
 
 
 def test_entropy_and_gini_of_even_and_concentrated_exposure():
-    even = _rankings([[0, 1], [2, 3], [1, 0], [3, 2]])
+    even = ranked([[0, 1], [2, 3], [1, 0], [3, 2]])
     assert DistributionalCoverage(2).compute(even) == 2.0
     assert DistributionalCoverage(2, n_items=4, normalize=True).compute(even) == 1.0
     assert GiniIndex(2, 4).compute(even) == 0.0
     for m in (GiniIndex(2, 4), GiniIndex(2, 4, "log2"), CatalogCoverage(2, 4), DistributionalCoverage(2)):
         assert type(m.compute(even)) is float
-    one = _rankings([[5], [5], [5]])
+    one = ranked([[5], [5], [5]])
     assert DistributionalCoverage(1).compute(one) == 0.0
     assert GiniIndex(1, 10).compute(one) == pytest.approx(0.9)  # (n - 1) / n
     assert CatalogCoverage(1, 10).compute(one) == 0.1
 
 
 def test_empty_rankings():
-    r = _rankings([[], [1, 2]])
+    r = ranked([[], [1, 2]])
     _close(Novelty(3, np.full(5, 0.5)).score(None, r), [np.nan, 1.0])
     _close(IntraListDiversity(3, np.eye(5)).score(None, r), [np.nan, 1.0])
     # more rankings than the kernels prefetch ahead, all empty (width 0): nothing to read
-    many_empty = _rankings([[]] * 20)
+    many_empty = ranked([[]] * 20)
     assert np.isnan(Novelty(3, np.full(5, 0.5)).score(None, many_empty)).all()
     assert np.isnan(IntraListDiversity(3, np.eye(5)).score(None, many_empty)).all()
     assert np.isnan(IntraListDiversity(3, sp.csr_matrix(np.eye(5))).score(None, many_empty)).all()
     assert CatalogCoverage(3, 5).compute(many_empty) == 0.0
-    nothing = _rankings([[], []])
+    nothing = ranked([[], []])
     assert math.isnan(GiniIndex(3, 5).compute(nothing))
     assert math.isnan(DistributionalCoverage(3).compute(nothing))
     assert CatalogCoverage(3, 5).compute(nothing) == 0.0
@@ -189,7 +183,7 @@ def test_hand_derived_recommenders_style_example():
     train = BinaryLabels.from_positive_indices([[0, 1, 2], [0, 1], [0], [0]])
     pop = popularity_from(train, n_items=5)
     np.testing.assert_array_equal(pop, [1.0, 0.5, 0.25, 0.0, 0.0])
-    reco = _rankings([[0, 1], [1, 2]])
+    reco = ranked([[0, 1], [1, 2]])
     # novelty per user: user 0: (-log2 1 - log2 1/2) / 2 = 0.5; user 1: (1 + 2) / 2 = 1.5
     np.testing.assert_array_equal(Novelty(2, pop).score(None, reco), [0.5, 1.5])
     # Recommenders' catalog_coverage: distinct recommended / distinct training items = 3 / 3
@@ -211,7 +205,7 @@ def test_hand_derived_recommenders_novelty_and_diversity():
     train = BinaryLabels.from_positive_indices([[0, 1, 2], [0, 1], [0, 2], [0]])
     p = popularity_from(train, scale="interactions")
     np.testing.assert_array_equal(p, [0.5, 0.25, 0.25])
-    reco = _rankings([[0, 1], [1, 2]])
+    reco = ranked([[0, 1], [1, 2]])
     # all recommendations: 0, 1, 1, 2 -> (1 + 2 + 2 + 2) / 4 = 1.75 = mean of the per-user
     # values (1.5, 2.0), since both users have k' = 2 items
     per_user = Novelty(2, p).score(None, reco)
@@ -222,10 +216,10 @@ def test_hand_derived_recommenders_novelty_and_diversity():
     # features 0: (1, 0), 1: (1, 1), 2: (0, 1): cos(0, 1) = cos(1, 2) = 1/sqrt(2)
     # user 0 and user 1 both: 1 - 1/sqrt(2)
     features = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
-    ild = IntraListDiversity(2, features).score(None, _rankings([[0, 1], [1, 2], [2]]))
+    ild = IntraListDiversity(2, features).score(None, ranked([[0, 1], [1, 2], [2]]))
     _close(ild, [1 - 2 ** -0.5, 1 - 2 ** -0.5, np.nan])
     # three items: cos(0, 2) = 0 joins: 1 - (2/sqrt(2) + 0) / 3
-    assert IntraListDiversity(3, features).score(None, _rankings([[0, 1, 2]]))[0] == pytest.approx(
+    assert IntraListDiversity(3, features).score(None, ranked([[0, 1, 2]]))[0] == pytest.approx(
         1 - 2 ** 0.5 / 3, abs=1e-15)
 
 
@@ -298,14 +292,14 @@ def test_bad_dtypes_raise_type_error(make):
 ], ids=repr)
 def test_ids_outside_the_inputs_raise(metric):
     with pytest.raises(ValueError, match="item id 4 is outside the"):
-        metric.score(None, _rankings([[0, 1], [2, 4]]))
-    assert np.isfinite(metric.score(None, _rankings([[0, 1], [2, 3]]))).all()
+        metric.score(None, ranked([[0, 1], [2, 4]]))
+    assert np.isfinite(metric.score(None, ranked([[0, 1], [2, 3]]))).all()
 
 
 @pytest.mark.parametrize("metric", [CatalogCoverage(3, 4), GiniIndex(3, 4), DistributionalCoverage(3, 4, True)], ids=repr)
 def test_ids_outside_the_catalogue_raise(metric):
     with pytest.raises(ValueError, match="item id 4 is outside the catalogue"):
-        metric.compute(_rankings([[0, 1], [2, 4]]))
+        metric.compute(ranked([[0, 1], [2, 4]]))
 
 
 def test_type_errors():
@@ -313,7 +307,7 @@ def test_type_errors():
     with pytest.raises(TypeError, match="y_pred must be Rankings"):
         m.score(None, [[0, 1]])
     with pytest.raises(TypeError, match="y_true must be None or labels"):
-        m.score([[0]], _rankings([[0]]))
+        m.score([[0]], ranked([[0]]))
     with pytest.raises(TypeError, match="y_pred must be Rankings"):
         GiniIndex(3, 4).compute([[0, 1]])
 
@@ -370,7 +364,7 @@ def test_from_name_options_and_equality():
 
 def test_evaluate_mixes_label_metrics_and_rankings_only_metrics():
     y = NumericLabels.from_matrix([[0, 2, 1, 0], [1, 0, 0, 0]])
-    r = _rankings([[1, 2, 3], [0, 3]])
+    r = ranked([[1, 2, 3], [0, 3]])
     metrics = {"nov": Novelty(2, POP), "ndcg": "ndcg@2", "ild": IntraListDiversity(3, INPUTS["item_features"])}
     ev = evaluate(y, r, metrics)
     np.testing.assert_array_equal(ev["nov"], Novelty(2, POP).score(None, r))
@@ -382,7 +376,7 @@ def test_evaluate_mixes_label_metrics_and_rankings_only_metrics():
 
 
 def test_mean_and_bootstrap_of_a_per_ranking_metric():
-    r = _rankings([[0, 1], [2, 3], [1, 3], [3]])
+    r = ranked([[0, 1], [2, 3], [1, 3], [3]])
     m = Novelty(2, POP)
     assert m.mean(None, r) == pytest.approx(np.mean(m.score(None, r)))
     res = m.bootstrap(None, r, random_state=0, n_resamples=200)
@@ -393,8 +387,8 @@ def test_mean_and_bootstrap_of_a_per_ranking_metric():
 
 def test_compare_works_for_beyond_metrics():
     y = BinaryLabels.from_positive_indices([[0], [1], [2], [3], [0], [1]])
-    a = _rankings([[0, 1], [2, 3], [1, 3], [3, 0], [0, 2], [1, 2]])
-    b = _rankings([[2, 1], [2, 0], [1, 0], [3, 1], [0, 1], [1, 0]])
+    a = ranked([[0, 1], [2, 3], [1, 3], [3, 0], [0, 2], [1, 2]])
+    b = ranked([[2, 1], [2, 0], [1, 0], [3, 1], [0, 1], [1, 0]])
     m = Novelty(2, POP)
     cmp = rankereval.compare(y, {"a": a, "b": b}, [m], random_state=0, n_resamples=200)
     np.testing.assert_allclose(np.asarray(cmp.means)[0], [m.mean(None, a), m.mean(None, b)], rtol=1e-15)
@@ -405,7 +399,7 @@ def test_compare_works_for_beyond_metrics():
 def test_system_bootstrap():
     rng = np.random.default_rng(1)
     rows = [list(rng.choice(30, size=5, replace=False)) for _ in range(60)]
-    r = _rankings(rows)
+    r = ranked(rows)
     for m in (GiniIndex(5, 30), DistributionalCoverage(5, 30, normalize=True)):
         res = m.bootstrap(r, n_resamples=50, random_state=3)
         assert res.mean == m.compute(r)

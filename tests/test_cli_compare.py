@@ -10,26 +10,7 @@ from rankereval import Precision
 from rankereval.cli._compare import add_compare_subparser, run_compare
 from rankereval import compare
 from rankereval.io import read_trec
-
-QRELS = "".join(f"q{q} 0 d{d} {int((q + d) % 3 == 0)}\n" for q in range(1, 13) for d in range(8))
-
-
-def _write_run(path, shift, skip=()):
-    with open(path, "w") as fh:
-        for q in range(1, 13):
-            if q in skip:
-                continue
-            docs = [(d + shift * q) % 8 for d in range(8)]
-            for rank, d in enumerate(docs, 1):
-                fh.write(f"q{q} Q0 d{d} {rank} {10 - rank} tag\n")
-    return str(path)
-
-
-@pytest.fixture
-def files(tmp_path):
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(QRELS)
-    return str(qrels), [_write_run(tmp_path / f"sys{i}.run", i) for i in range(3)]
+from helpers import write_run
 
 
 def _cli(*argv):
@@ -44,8 +25,8 @@ def _cli(*argv):
     return run_compare(args, out, err), out.getvalue(), err.getvalue()
 
 
-def test_json_equals_the_api(files):
-    qrels, runs = files
+def test_json_equals_the_api(trec_files):
+    qrels, runs = trec_files
     code, out, err = _cli(qrels, *runs, "-m", "p@5", "--baseline", "0", "-f", "json", "--seed", "3",
                           "--test", "permutation", "--n-resamples", "999")
     assert code == 0, err
@@ -61,8 +42,8 @@ def test_json_equals_the_api(files):
 
 @pytest.mark.parametrize("fmt,needle", [("table", "W/T/L"), ("csv", "metric,run,baseline,mean"),
                                         ("markdown", "| key | run |"), ("latex", "\\toprule")])
-def test_formats(files, fmt, needle):
-    qrels, runs = files
+def test_formats(trec_files, fmt, needle):
+    qrels, runs = trec_files
     code, out, err = _cli(qrels, *runs, "-m", "p@5", "map", "-f", fmt)
     assert code == 0, err
     assert needle in out
@@ -70,8 +51,8 @@ def test_formats(files, fmt, needle):
         assert len(out.strip().splitlines()) == 1 + 2 * 3       # 2 metrics x 3 pairs
 
 
-def test_names_baseline_and_usage_errors(files):
-    qrels, runs = files
+def test_names_baseline_and_usage_errors(trec_files):
+    qrels, runs = trec_files
     code, out, _ = _cli(qrels, *runs, "-m", "p@5", "--names", "a", "b", "c", "--baseline", "b", "-f", "csv")
     assert code == 0 and "a,b," in out and "c,b," in out
     assert _cli(qrels, *runs, "-m", "p@5", "--baseline", "7")[0] == 2
@@ -82,11 +63,11 @@ def test_names_baseline_and_usage_errors(files):
     assert _cli(qrels, *runs, "--test", "wilcoxon")[0] == 2
 
 
-def test_input_errors_exit_1(files, tmp_path):
-    qrels, runs = files
+def test_input_errors_exit_1(trec_files, tmp_path):
+    qrels, runs = trec_files
     code, _, err = _cli(qrels, runs[0], str(tmp_path / "missing.run"))
     assert code == 1 and "missing.run" in err
-    partial = _write_run(tmp_path / "partial.run", 1, skip=(4, 9))
+    partial = write_run(tmp_path / "partial.run", 1, skip=(4, 9))
     code, _, err = _cli(qrels, runs[0], partial, "-m", "p@5")
     assert code == 1 and "q4" in err and "q9" in err
     code, out, err = _cli(qrels, runs[0], partial, "-m", "p@5", "--queries", "intersection", "-f", "json")
@@ -94,9 +75,9 @@ def test_input_errors_exit_1(files, tmp_path):
     assert json.loads(out)["n_queries"] == {"p@5": 10}
 
 
-def test_plot_file(files, tmp_path):
+def test_plot_file(trec_files, tmp_path):
     pytest.importorskip("matplotlib")
-    qrels, runs = files
+    qrels, runs = trec_files
     target = tmp_path / "forest.svg"
     code, _, err = _cli(qrels, *runs, "-m", "p@5", "--plot", str(target), "--quiet")
     assert code == 0, err
@@ -104,8 +85,8 @@ def test_plot_file(files, tmp_path):
     assert text.startswith("<?xml") and "sys1 − sys0" in text
 
 
-def test_default_names_strip_extensions(files, tmp_path):
-    qrels, runs = files
+def test_default_names_strip_extensions(trec_files, tmp_path):
+    qrels, runs = trec_files
     gz = tmp_path / "deep.v2.run.gz"
     gz.write_bytes(gzip.compress(open(runs[1], "rb").read()))
     code, out, err = _cli(qrels, runs[0], str(gz), runs[0], "-m", "p@5", "-f", "json")

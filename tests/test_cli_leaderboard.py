@@ -13,16 +13,7 @@ from rankereval.agreement import jaccard, rbo
 from rankereval import compare
 from rankereval.io import read_trec
 
-from test_cli_compare import _write_run, files  # noqa: F401 (a fixture)
-
-
-def _write_short_run(path, shift, skip, n_docs):
-    """As ``_write_run``, with ``n_docs`` documents a query and the queries ``skip`` left out."""
-    with open(path, "w") as fh:
-        for q in (q for q in range(1, 13) if q not in skip):
-            for rank, d in enumerate([(d + shift * q) % 8 for d in range(n_docs)], 1):
-                fh.write(f"q{q} Q0 d{d} {rank} {10 - rank} tag\n")
-    return str(path)
+from helpers import write_run
 
 
 def _run(*argv):
@@ -39,8 +30,8 @@ def _main(capsys, *argv):
     return code, captured.out, captured.err
 
 
-def test_compare_leaderboard_json_equals_the_api(files):
-    qrels, runs = files
+def test_compare_leaderboard_json_equals_the_api(trec_files):
+    qrels, runs = trec_files
     code, out, err = _run("compare", qrels, *runs, "-m", "p@5", "--leaderboard", "-f", "json",
                           "--seed", "3")
     assert code == 0, err
@@ -50,18 +41,18 @@ def test_compare_leaderboard_json_equals_the_api(files):
     assert doc["leaderboards"] == [json.loads(ref.leaderboard("p@5", random_state=3).to_json())]
 
 
-def test_compare_leaderboard_table(files, capsys):
-    qrels, runs = files
+def test_compare_leaderboard_table(trec_files, capsys):
+    qrels, runs = trec_files
     code, out, err = _main(capsys, "compare", qrels, *runs, "-m", "p@5", "ndcg@5", "--leaderboard",
                            "--seed", "1")
     assert code == 0, err
     assert out.count("Leaderboard(metric=") == 2 and "rank interval" in out and "p_best" in out
 
 
-def test_compare_leaderboard_seeds(files, tmp_path, capsys):
-    qrels, runs = files
+def test_compare_leaderboard_seeds(trec_files, tmp_path, capsys):
+    qrels, runs = trec_files
     # the same name twice: two runs (seeds) of one system
-    extra = _write_run(tmp_path / "sys1b.run", 5)
+    extra = write_run(tmp_path / "sys1b.run", 5)
     code, out, err = _main(capsys, "compare", qrels, runs[0], runs[1], extra, "--names", "A", "B", "B",
                            "-m", "p@5", "--leaderboard", "-f", "csv", "--seed", "1")
     assert code == 0, err
@@ -74,9 +65,9 @@ def test_compare_leaderboard_seeds(files, tmp_path, capsys):
     assert code == 2 and "at least two systems" in err
 
 
-def test_agreement_subcommand_equals_the_api(files, tmp_path):
-    _, runs = files
-    short = _write_short_run(tmp_path / "short.run", 2, skip=(3,), n_docs=5)
+def test_agreement_subcommand_equals_the_api(trec_files, tmp_path):
+    _, runs = trec_files
+    short = write_run(tmp_path / "short.run", 2, skip=(3,), n_docs=5)
     code, out, err = _run("agreement", runs[1], short, "-p", "0.8", "-k", "3", "-f", "json")
     assert code == 0, err
     doc = json.loads(out)
@@ -94,9 +85,9 @@ def test_agreement_subcommand_equals_the_api(files, tmp_path):
     assert doc["mean"]["rbo"] == pytest.approx(expected.ext.mean())
 
 
-def test_agreement_table_and_errors(files, tmp_path, capsys):
-    _, runs = files
-    short = _write_short_run(tmp_path / "short.run", 2, skip=(3,), n_docs=5)
+def test_agreement_table_and_errors(trec_files, tmp_path, capsys):
+    _, runs = trec_files
+    short = write_run(tmp_path / "short.run", 2, skip=(3,), n_docs=5)
     code, out, err = _main(capsys, "agreement", runs[1], short)
     assert code == 0, err
     assert "1 queries ranked only by" in err and out.splitlines()[0].split() == [

@@ -602,7 +602,7 @@ q5 0 d8 1
 """
 
 
-def _write_run(path, rows):
+def _write_ranked_run(path, rows):
     with open(path, "w") as fh:
         for q, docs in rows.items():
             for rank, doc in enumerate(docs, 1):
@@ -615,8 +615,8 @@ def trec(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(QRELS)
     # run a lacks q2, run b lacks q4; both rank q1, q3, q5
-    a = _write_run(tmp_path / "a.run", {"q1": ["d1", "d2"], "q3": ["d9", "d5"], "q4": ["d6"], "q5": ["d8"]})
-    b = _write_run(tmp_path / "b.run", {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"], "q5": ["d0", "d8"]})
+    a = _write_ranked_run(tmp_path / "a.run", {"q1": ["d1", "d2"], "q3": ["d9", "d5"], "q4": ["d6"], "q5": ["d8"]})
+    b = _write_ranked_run(tmp_path / "b.run", {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d5"], "q5": ["d0", "d8"]})
     return str(qrels), a, b
 
 

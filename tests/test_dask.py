@@ -5,7 +5,6 @@ rankereval.evaluate(..., resampling='poisson')) on the same queries, for every r
 metric and option, on several partitionings including uneven and empty partitions.
 """
 import concurrent.futures
-import math
 import os
 import signal
 import time
@@ -24,22 +23,15 @@ import dask.dataframe as dd  # noqa: E402
 import rankereval  # noqa: E402
 import rankereval.dask as rd  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from metric_space import all_metrics  # noqa: E402
+from helpers import all_metrics, assert_same_evaluation, same  # noqa: E402
 
 B = 200
 
 
 @pytest.fixture(scope="module")
-def client():
+def client(dask_client):
     with dask.config.set({"dataframe.convert-string": False}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, memory_limit="1GB")
-        c = distributed.Client(cluster)
-        try:
-            yield c
-        finally:
-            c.close()
-            cluster.close()
+        yield dask_client
 
 
 METRICS = all_metrics()
@@ -81,27 +73,15 @@ def in_memory(labels, run, **options):
         return rankereval.evaluate(data, METRICS, resampling="poisson", n_resamples=B, **options)
 
 
-def close(a, b):
-    """Equal bit for bit (the sums are exact), or both NaN."""
-    return a == b or (math.isnan(a) and math.isnan(b))
-
-
 def assert_same(got, want, by_query=True):
-    assert got.names == want.names
-    assert got.n_rankings == want.n_rankings
-    assert got.n_used == want.n_used and got.n_undefined == want.n_undefined
-    for name in want.names:
-        a, b = got.means[name], want.means[name]
-        assert close(a, b), (name, a, b)
-        if want.conf_intervals is not None:
-            for x, y in zip(got.conf_intervals[name], want.conf_intervals[name]):
-                assert close(x, y), (name, x, y)
-        else:
-            assert got.conf_intervals is None
+    """Means, counts and intervals bit for bit (``helpers.assert_same_evaluation``); with
+    ``by_query`` the per-query scores too, matched by query id (partitions reorder queries)."""
+    assert_same_evaluation(got, want, scores=False)
     if by_query and got.scores is not None:
         g = pd.DataFrame(np.asarray(got.scores), index=got.query_ids, columns=got.names).sort_index()
         w = pd.DataFrame(np.asarray(want.scores), index=want.query_ids, columns=want.names).sort_index()
-        pd.testing.assert_frame_equal(g, w, check_exact=False, rtol=0, atol=1e-12, check_names=False)
+        assert list(g.index) == list(w.index) and list(g.columns) == list(w.columns)
+        assert same(g.to_numpy(), w.to_numpy())
 
 
 def compute(lazy, **kw):

@@ -7,7 +7,6 @@ hypothesis properties tying the constructors together.
 """
 import copy
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -18,6 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 import rankereval
 from rankereval.data import BinaryLabels, InvalidValuesWarning, NumericLabels
+from helpers import quiet
 
 # Whether label rows without any relevant item warn is not part of the contract;
 # these tests do not care either way.
@@ -111,12 +111,6 @@ def dense_from_rows(rows, width, value=1.0):
     for i, row in enumerate(rows):
         dense[i, row] = value
     return dense
-
-
-def quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", InvalidValuesWarning)
-        return fn(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------- public names

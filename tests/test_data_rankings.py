@@ -18,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 import rankereval
 from rankereval.data import InvalidValuesWarning, Rankings
+from helpers import quiet
 
 INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 SCORE_SPARSE_CTORS = [
@@ -46,13 +47,6 @@ UNSUPPORTED_TYPES = [
 
 
 # --------------------------------------------------------------------------- helpers
-def quiet(fn, *args, **kwargs):
-    """Call fn ignoring InvalidValuesWarning (for inputs that may contain empty rows)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", InvalidValuesWarning)
-        return fn(*args, **kwargs)
-
-
 def no_warning(fn, *args, **kwargs):
     """Call fn and assert that it emits no InvalidValuesWarning."""
     with warnings.catch_warnings(record=True) as rec:
@@ -722,7 +716,7 @@ def _snap(arr):
     return arr.copy(), arr.flags.writeable, arr.dtype, arr.strides
 
 
-def _same(arr, snap):
+def _assert_unchanged(arr, snap):
     ref, writeable, dtype, strides = snap
     assert arr.dtype == dtype
     assert arr.strides == strides
@@ -734,7 +728,7 @@ def test_ranked_indices_ndarray_not_modified_nor_aliased():
     arr = np.array(RECT, dtype=np.int64)
     snap = _snap(arr)
     r = Rankings.from_ranked_indices(arr)
-    _same(arr, snap)
+    _assert_unchanged(arr, snap)
     arr[0, 0] = 9
     assert r.to_list() == RECT
 
@@ -756,8 +750,8 @@ def test_filters_not_modified():
     Rankings.from_ranked_indices(R, valid_items=valid, invalid_items=invalid)
     Rankings.from_scores(SC2, valid_items=valid, invalid_items=invalid)
     for a, s in zip((valid.data, valid.indices, valid.indptr), snaps):
-        _same(a, s)
-    _same(invalid, isnap)
+        _assert_unchanged(a, s)
+    _assert_unchanged(invalid, isnap)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
@@ -765,7 +759,7 @@ def test_scores_dense_not_modified_nor_aliased(dtype):
     arr = np.array([[1, 5, 3, 2], [4, -1, 3, 2]], dtype=dtype)
     snap = _snap(arr)
     r = Rankings.from_scores(arr, k=3)
-    _same(arr, snap)
+    _assert_unchanged(arr, snap)
     arr[...] = 0
     assert r.to_list() == [[1, 2, 3], [0, 2, 3]]
 
@@ -775,7 +769,7 @@ def test_scores_with_nan_not_modified():
     snap = _snap(arr)
     with pytest.warns(InvalidValuesWarning):
         Rankings.from_scores(arr)
-    _same(arr, snap)
+    _assert_unchanged(arr, snap)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
@@ -789,7 +783,7 @@ def test_scores_sparse_not_modified(fmt):
     snaps = [_snap(a) for a in arrays]
     r = Rankings.from_scores(mat)
     for a, s in zip(arrays, snaps):
-        _same(a, s)
+        _assert_unchanged(a, s)
     check(r, [[0, 2, 4], [1]])
 
 

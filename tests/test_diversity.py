@@ -24,6 +24,7 @@ from rankereval import (AP, APIA, ERRIA, NDCG, NERRIA, NNRBP, NRBP, AlphaDCG, Al
 from rankereval.metrics import from_name
 from rankereval.metrics._adjusted import threshold_labels
 from rankereval.metrics._base import _registered
+from helpers import ranked
 
 # queries without an intent with a relevant item are NaN on purpose in several tests
 pytestmark = pytest.mark.filterwarnings("ignore::rankereval.exceptions.UndefinedMetricWarning")
@@ -32,12 +33,6 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "diversity")
 QRELS, RUN = os.path.join(DATA, "ir_measures.qrels"), os.path.join(DATA, "ir_measures.run")
 FAMILY = [c for c in _registered(everything=True) if c.info.labels == "intents"]
 N_ITEMS = 8
-
-
-def _rankings(rows):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)  # empty rankings
-        return Rankings.from_ranked_indices([list(r) for r in rows])
 
 
 def _close(a, b, tol=1e-12):
@@ -104,7 +99,7 @@ metrics_st = st.sampled_from(FAMILY).flatmap(
 def test_every_measure_matches_the_literal_reference(rows, data, metric):
     rankings = data.draw(st.lists(ranking, min_size=len(rows), max_size=len(rows)))
     y_true = IntentLabels.from_rows(rows, n_items=N_ITEMS + 3)
-    got = metric.score(y_true, _rankings(rankings))
+    got = metric.score(y_true, ranked(rankings))
     _close(got, [_reference(metric, row, r) for row, r in zip(rows, rankings)])
 
 
@@ -113,7 +108,7 @@ def test_every_measure_matches_the_literal_reference(rows, data, metric):
 def test_one_label_row_serves_every_ranking(row, rankings):
     y_true = IntentLabels.from_rows([row], n_items=N_ITEMS + 3)
     metrics = [AlphaNDCG(5), ERRIA(3), NNRBP(0.3, 0.8), APIA(), PrecisionIA(4), SubtopicRecall()]
-    got = evaluate(y_true, _rankings(rankings), metrics).scores
+    got = evaluate(y_true, ranked(rankings), metrics).scores
     for j, m in enumerate(metrics):
         _close(got[:, j], [_reference(m, row, r) for r in rankings])
 
@@ -121,7 +116,7 @@ def test_one_label_row_serves_every_ranking(row, rankings):
 def test_the_scores_of_one_call_equal_those_of_each_metric():
     rows = [{0: {0: 1, 1: 1}, 1: {1: 1, 2: 1}}, {0: {3: 2}}, {}, {5: {4: 1}, 6: {4: 1, 0: 1}}]
     y_true = IntentLabels.from_rows(rows)
-    y_pred = _rankings([[1, 2, 0], [3], [1], [0, 4, 2]])
+    y_pred = ranked([[1, 2, 0], [3], [1], [0, 4, 2]])
     metrics = [m for cls in FAMILY for m in (cls(),)] + [AlphaNDCG(2, alpha=0.25), NDCG(3), AP()]
     ev = evaluate(y_true, y_pred, metrics, nan_handling="propagate")
     binary = threshold_labels(y_true, 1)  # what evaluate gives a binary metric (AP)
@@ -133,18 +128,18 @@ def test_the_scores_of_one_call_equal_those_of_each_metric():
 
 def test_edge_cases():
     y_true = IntentLabels.from_rows([{"a": {0: 1}, "b": {1: 1}}])
-    empty = _rankings([[]])
+    empty = ranked([[]])
     for cls in FAMILY:
         assert cls().score(y_true, empty)[0] == 0.0
     # the greedy ideal is not always the best ranking: alpha-nDCG can exceed 1
     rows = [{0: {0: 1, 1: 1}, 1: {0: 1, 2: 1}, 2: {3: 1, 1: 1}, 3: {3: 1, 2: 1}}]
     y = IntentLabels.from_rows(rows)
-    best = max(AlphaNDCG(2).score(y, _rankings([[a, b]]))[0] for a in range(4) for b in range(4) if a != b)
+    best = max(AlphaNDCG(2).score(y, ranked([[a, b]]))[0] for a in range(4) for b in range(4) if a != b)
     assert best >= 1.0
     # alpha = 1: an intent counts once; alpha = 0: every relevant item counts fully
     y = IntentLabels.from_rows([{0: {0: 1, 1: 1}}])
-    assert AlphaNDCG(2, alpha=1.0).score(y, _rankings([[0, 1]]))[0] == 1.0
-    assert NRBP(alpha=0.0, beta=0.5).score(y, _rankings([[0, 1]]))[0] == pytest.approx(0.5 * 1.5)
+    assert AlphaNDCG(2, alpha=1.0).score(y, ranked([[0, 1]]))[0] == 1.0
+    assert NRBP(alpha=0.0, beta=0.5).score(y, ranked([[0, 1]]))[0] == pytest.approx(0.5 * 1.5)
 
 
 # ---------------------------------------------------------------------------------------- #
@@ -327,7 +322,7 @@ def test_dataframes_and_dicts_read_intents():
 
 def test_plain_labels_are_refused_naming_the_intent_reader():
     y = NumericLabels.from_matrix([[1, 0, 2]])
-    r = _rankings([[0, 1]])
+    r = ranked([[0, 1]])
     for cls in FAMILY:
         with pytest.raises(TypeError, match=r"IntentLabels.*read_trec\(qrels, run, intents=True\)"):
             cls().score(y, r)
@@ -358,7 +353,7 @@ ROWS = [{"a": {0: 1, 2: 2}, "b": {2: 1}}, {"x": {1: 1}}, {}, {"p": {3: 1, 4: 1},
 
 def test_rows_slice_concatenate_and_pickle():
     y = IntentLabels.from_rows(ROWS)
-    r = _rankings([[2, 0, 4], [1], [3], [4, 0, 3]])
+    r = ranked([[2, 0, 4], [1], [3], [4, 0, 3]])
     metrics = [AlphaNDCG(3), NNRBP(), APIA(), NDCG(3)]
     full = evaluate(y, r, metrics).scores
     for key in (slice(1, 3), [3, 0], np.array([True, False, False, True]), slice(None, None, 2)):
@@ -454,7 +449,7 @@ def test_judged_only_ranks_the_judged_documents_alone():
 
     data = read_trec(QRELS, RUN, intents=True, tie_break="docid")
     judged = [set(row) for row in data.numeric_labels.judged.indices_to_list()]
-    kept = _rankings([[d for d in ranking if d in judged[i]] for i, ranking in enumerate(data.rankings.to_list())])
+    kept = ranked([[d for d in ranking if d in judged[i]] for i, ranking in enumerate(data.rankings.to_list())])
     for name in ("alpha_nDCG(judged_only=True)@10", "P_IA(judged_only=True)@5", "AP_IA(judged_only=True)"):
         metric = from_name(name)
         plain = from_name(name.replace("(judged_only=True)", ""))

@@ -1,6 +1,6 @@
 """One question, one answer: the same means and intervals through every entry point.
 
-Every registered metric (every option combination, ``metric_space.all_metrics``) is asked for
+Every registered metric (every option combination, ``helpers.all_metrics``) is asked for
 its mean and bootstrap interval through ``Metric.mean``, :func:`rankereval.evaluate`, the
 :class:`~rankereval.Accumulator` fed in batches, the scikit-learn-shaped functions (where one
 mirrors a metric), :func:`rankereval.compare`'s per-run means, :mod:`rankereval.dask` on a
@@ -16,20 +16,15 @@ import numpy as np
 import pytest
 
 import rankereval
-from rankereval import Accumulator, BinaryLabels, NumericLabels, Rankings, UndefinedMetricWarning
+from rankereval import Accumulator, BinaryLabels, NumericLabels, Rankings
+from helpers import all_metrics, quiet, same
 
-from metric_space import all_metrics
 
 METRICS = all_metrics()
 NAN_HANDLING = ("propagate", "drop", "zerofill", "onefill")
 B = 64
 SEED = 11
 N, N_ITEMS, K = 36, 24, 10
-
-
-def same(a, b):
-    """Equal bit for bit, or both NaN."""
-    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def _data():
@@ -57,12 +52,6 @@ RANKINGS = Rankings.from_scores(SCORES, k=K)
 
 def labels_of(metric):
     return NUMERIC if metric.info.labels == "graded" else BINARY
-
-
-def quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return fn(*args, **kwargs)
 
 
 def outcome(fn, *args, **kwargs):
@@ -197,20 +186,6 @@ def test_infinite_values_are_values_everywhere():
 
 
 # -- Dask on a real cluster ------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    pytest.importorskip("dask.array")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="1GB")
-    c = distributed.Client(cluster)
-    try:
-        yield c
-    finally:
-        c.close()
-        cluster.close()
-
-
 def _dense_ids(labels):
     rows = labels.indices_to_list()
     width = max(1, max(len(r) for r in rows))
@@ -220,7 +195,7 @@ def _dense_ids(labels):
     return out
 
 
-def test_dask_on_a_cluster_equals_evaluate(client):
+def test_dask_on_a_cluster_equals_evaluate(dask_client):
     import dask.array as da
     import rankereval.dask as rd
 
@@ -245,34 +220,27 @@ def test_dask_on_a_cluster_equals_evaluate(client):
 
 
 @pytest.mark.spark
-def test_spark_equals_evaluate():
-    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'rankereval[spark]')")
+def test_spark_equals_evaluate(spark):
     spark_mod = pytest.importorskip("rankereval.spark")
-    from pyspark.sql import SparkSession
-
     pd = pytest.importorskip("pandas")
-    spark = SparkSession.builder.master("local[2]").appName("entry-points").getOrCreate()
-    try:
-        lab = [(q, int(i), int(g)) for q in range(N) for i, g in enumerate(GRADES[q]) if g > 0]
-        lab += [(q, 0, 0) for q in range(N) if not GRADES[q].any()]   # judged, nothing relevant
-        run = [(q, int(i), float(SCORES[q, i])) for q in range(N) for i in np.asarray(RANKINGS.indices[q])]
-        labels_df = spark.createDataFrame(pd.DataFrame(lab, columns=["query", "item", "label"]))
-        run_df = spark.createDataFrame(pd.DataFrame(run, columns=["query", "item", "score"]))
-        for nan_handling in NAN_HANDLING:
-            opts = dict(nan_handling=nan_handling, conf_interval=True, n_resamples=B, random_state=SEED)
-            from rankereval.io import from_dataframes
+    lab = [(q, int(i), int(g)) for q in range(N) for i, g in enumerate(GRADES[q]) if g > 0]
+    lab += [(q, 0, 0) for q in range(N) if not GRADES[q].any()]   # judged, nothing relevant
+    run = [(q, int(i), float(SCORES[q, i])) for q in range(N) for i in np.asarray(RANKINGS.indices[q])]
+    labels_df = spark.createDataFrame(pd.DataFrame(lab, columns=["query", "item", "label"]))
+    run_df = spark.createDataFrame(pd.DataFrame(run, columns=["query", "item", "score"]))
+    for nan_handling in NAN_HANDLING:
+        opts = dict(nan_handling=nan_handling, conf_interval=True, n_resamples=B, random_state=SEED)
+        from rankereval.io import from_dataframes
 
-            data = from_dataframes(pd.DataFrame(lab, columns=["query", "item", "label"]),
-                                   pd.DataFrame(run, columns=["query", "item", "score"]))
-            metrics = {n: m for n, m in METRICS.items()}
-            want = quiet(rankereval.evaluate, data, metrics, resampling="poisson", **opts)
-            got = quiet(spark_mod.evaluate, labels_df, run_df, metrics, **opts)
-            for name in want.names:
-                assert same(got.means[name], want.means[name]), (nan_handling, name)
-                for g, w in zip(got.conf_intervals[name], want.conf_intervals[name]):
-                    assert same(g, w), (nan_handling, name)
-    finally:
-        spark.stop()
+        data = from_dataframes(pd.DataFrame(lab, columns=["query", "item", "label"]),
+                               pd.DataFrame(run, columns=["query", "item", "score"]))
+        metrics = {n: m for n, m in METRICS.items()}
+        want = quiet(rankereval.evaluate, data, metrics, resampling="poisson", **opts)
+        got = quiet(spark_mod.evaluate, labels_df, run_df, metrics, **opts)
+        for name in want.names:
+            assert same(got.means[name], want.means[name]), (nan_handling, name)
+            for g, w in zip(got.conf_intervals[name], want.conf_intervals[name]):
+                assert same(g, w), (nan_handling, name)
 
 
 # -- one vocabulary ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import rankereval as rk
 from rankereval import BinaryLabels, NumericLabels, Rankings, UndefinedMetricWarning, evaluate
 from rankereval.metrics._base import _registered
+from helpers import quiet
 
 ALL = [cls(**p) for cls in _registered() for p in cls._param_space(cutoffs=(1, 3))]
 
@@ -33,25 +34,19 @@ def _binary(grades, level, y_num):
     return BinaryLabels.from_matrix(grades >= level).with_judged(y_num.judged)
 
 
-def _quiet(fn, *a, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return fn(*a, **kw)
-
-
 @pytest.mark.parametrize("level", [1, 2])
 @pytest.mark.parametrize("nan_handling", ["propagate", "drop", "zerofill"])
 def test_evaluate_equals_separate_calls_for_every_metric_and_option(level, nan_handling):
     y_num, r, grades = _data()
     y_bin = _binary(grades, level, y_num)
-    ev = _quiet(evaluate, y_num, r, ALL, relevance_level=level, nan_handling=nan_handling,
+    ev = quiet(evaluate, y_num, r, ALL, relevance_level=level, nan_handling=nan_handling,
                 conf_interval=True, n_resamples=200, random_state=7)
     assert ev.names == [m.name for m in ALL] and ev.metrics == ALL
     assert ev.scores.shape == (r.n_rows, len(ALL)) and not ev.scores.flags.writeable
     for j, m in enumerate(ALL):
         labels = y_num if m.info.labels == "graded" else y_bin
         np.testing.assert_array_equal(ev.scores[:, j], m.score(labels, r))
-        expected = _quiet(m.mean, labels, r, nan_handling=nan_handling, conf_interval=True,
+        expected = quiet(m.mean, labels, r, nan_handling=nan_handling, conf_interval=True,
                           n_resamples=200, random_state=7)
         # evaluate's means are sums over the defined scores (the partial sums that Dask merges),
         # Metric.mean's a nanmean: the same numbers, summed in an order that differs by NumPy
@@ -68,7 +63,7 @@ def test_evaluate_equals_separate_calls_for_every_metric_and_option(level, nan_h
 @given(seed=st.integers(0, 10**6), level=st.sampled_from([1, 2, 3, 0.5]), k=st.integers(1, 15))
 def test_thresholding_is_trec_eval_l(seed, level, k):
     y_num, r, grades = _data(seed, n=20)
-    ev = _quiet(evaluate, y_num, r, [rk.Precision(k), rk.Recall(k), rk.NDCG(k)], relevance_level=level)
+    ev = quiet(evaluate, y_num, r, [rk.Precision(k), rk.Recall(k), rk.NDCG(k)], relevance_level=level)
     y_bin = BinaryLabels.from_matrix(grades >= level)
     np.testing.assert_array_equal(ev.scores[:, 0], rk.Precision(k).score(y_bin, r))
     np.testing.assert_array_equal(ev.scores[:, 1], rk.Recall(k).score(y_bin, r))
@@ -77,11 +72,11 @@ def test_thresholding_is_trec_eval_l(seed, level, k):
 
 def test_metric_names_dicts_and_columns():
     y_num, r, _ = _data()
-    ev = _quiet(evaluate, y_num, r, {"nDCG@10": "ndcg@10", "P@5": rk.Precision(5), "MAP": "map"})
+    ev = quiet(evaluate, y_num, r, {"nDCG@10": "ndcg@10", "P@5": rk.Precision(5), "MAP": "map"})
     assert ev.names == ["nDCG@10", "P@5", "MAP"]
     assert ev.metrics == [rk.NDCG(10), rk.Precision(5), rk.AP()]
     np.testing.assert_array_equal(ev["P@5"], ev.scores[:, 1])
-    ev = _quiet(evaluate, y_num, r, ["ndcg@10", rk.Precision(5), "mrr@10"])
+    ev = quiet(evaluate, y_num, r, ["ndcg@10", rk.Precision(5), "mrr@10"])
     assert ev.names == ["ndcg@10", "p@5", "mrr@10"]  # a name as given, an object by its .name
     with pytest.raises(KeyError, match="no metric column 'x'"):
         ev.mean("x")
@@ -122,7 +117,7 @@ def test_names_as_given_everywhere():
 def test_bad_metrics(metrics, exc, match):
     y_num, r, _ = _data()
     if exc is None:
-        assert _quiet(evaluate, y_num, r, metrics).names == list(metrics)
+        assert quiet(evaluate, y_num, r, metrics).names == list(metrics)
         return
     with pytest.raises(exc, match=match):
         evaluate(y_num, r, metrics)
@@ -171,7 +166,7 @@ def test_trec_data_keeps_query_ids_and_tables(tmp_path):
     qrels.write_text("q2 0 a 2\nq2 0 b 1\nq10 0 c 1\nq7 0 z 0\n")
     run.write_text("q2 Q0 b 1 3.0 t\nq2 Q0 a 2 2.0 t\nq10 Q0 a 1 1.0 t\nq10 Q0 c 2 0.5 t\nq7 Q0 a 1 1 t\n")
     data = read_trec(str(qrels), str(run), progress=False)
-    ev = _quiet(evaluate, data, ["ndcg@2", "p@1"], relevance_level=2)
+    ev = quiet(evaluate, data, ["ndcg@2", "p@1"], relevance_level=2)
     assert list(ev.query_ids) == list(data.query_ids)
     df = ev.to_pandas()
     assert df.index.name == "query" and list(df.index) == list(data.query_ids)
@@ -199,6 +194,6 @@ def test_one_kernel_pass_for_all_metrics_matches_each_metric_alone(lookup):
     y_num, r, grades = _data(3, n=200, n_items=40, width=25)
     y_bin = _binary(grades, 1, y_num)
     with _forced_lookup(lookup):
-        ev = _quiet(evaluate, y_num, r, ALL)
+        ev = quiet(evaluate, y_num, r, ALL)
         for j, m in enumerate(ALL):
             np.testing.assert_array_equal(ev.scores[:, j], m.score(y_num if m.info.labels == "graded" else y_bin, r))

@@ -26,6 +26,7 @@ from rankereval import (
 )
 from rankereval.metrics import Metric
 from rankereval.metrics._base import _registered
+from helpers import needs_judged
 
 # derived from the registry: a new metric is covered without editing this file
 REGISTRY = _registered()
@@ -39,7 +40,7 @@ RANK_POSITIONS = [c for c in REGISTRY if c.info.value_range == (1.0, math.inf)]
 BINARY_ONLY = [c for c in REGISTRY if c.info.labels == "binary"]
 
 
-def all_metrics():
+def one_of_each():
     """One instance of each metric (with a k where it takes one)."""
     return [cls(**cls._param_space(cutoffs=(3,))[0]) for cls in K_METRICS + NO_K]
 
@@ -48,7 +49,7 @@ def metric_id(metric):
     return type(metric).__name__
 
 
-ALL = all_metrics()
+ALL = one_of_each()
 
 
 def rankings(rows):
@@ -60,15 +61,11 @@ def rankings(rows):
 def score(metric, y_true, y_pred):
     """metric.score; a metric that needs judgments gets the relevant items as the judged ones
     (labels without them are refused: test_judged_metrics_refuse_labels_without_judgments)."""
-    if _needs_judged(metric) and y_true.judged is None:
+    if needs_judged(metric) and y_true.judged is None:
         y_true = y_true.with_judged(y_true)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
         return metric.score(y_true, y_pred)
-
-
-def _needs_judged(metric):
-    return metric.info.judged or getattr(metric, "residual", False)
 
 
 def _mean(metric, values):
@@ -78,7 +75,7 @@ def _mean(metric, values):
     return float(np.mean(values))
 
 
-@pytest.mark.parametrize("metric", [m for m in ALL if _needs_judged(m)], ids=metric_id)
+@pytest.mark.parametrize("metric", [m for m in ALL if needs_judged(m)], ids=metric_id)
 def test_judged_metrics_refuse_labels_without_judgments(metric):
     y_true = BinaryLabels.from_positive_indices([[0, 2]])
     with pytest.raises(ValueError, match="y_true has no judgments: build it with y_true.with_judged"):
@@ -273,7 +270,7 @@ def test_score_does_not_modify_inputs(metric):
 def test_mean_nan_handling(metric):
     # row 3 has no positive: NaN for every metric but the counts (never NaN)
     y_true = BinaryLabels.from_positive_indices([[0], [1], []])
-    if _needs_judged(metric):
+    if needs_judged(metric):
         y_true = y_true.with_judged(y_true)
     y_pred = rankings([[0, 1, 2], [0, 1, 2], [0, 1]])
     values = score(metric, y_true, y_pred)

@@ -24,11 +24,11 @@ from rankereval import (
     BinaryLabels,
     NumericLabels,
     Precision,
-    Rankings,
     Recall,
     ReciprocalRank,
     Success,
 )
+from helpers import ranked, trec_eval, trec_queries
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
@@ -44,49 +44,15 @@ def _score(metric, y_true, y_pred):
         return metric.score(y_true, y_pred)
 
 
-def _rankings(rankings):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
-        return Rankings.from_ranked_indices([list(r) for r in rankings])
-
-
 # --------------------------------------------------------------------------- #
 # trec_eval
 # --------------------------------------------------------------------------- #
-@st.composite
-def trec_queries(draw):
-    """Queries: graded qrels (int levels 0..4, 0 = judged non-relevant) and rankings."""
-    n_queries = draw(st.integers(1, 6))
-    qrels, rankings = [], []
-    for _ in range(n_queries):
-        judged = draw(st.lists(st.integers(0, 14), max_size=8, unique=True))
-        levels = [draw(st.integers(0, 4)) for _ in judged]
-        qrels.append(dict(zip(judged, levels)))
-        rankings.append(draw(st.lists(st.integers(0, 14), max_size=12, unique=True)))
-    return qrels, rankings
-
-
-def _trec_eval(qrels, rankings, measures):
-    """Run trec_eval.  Docs get score n - rank so that its sort by descending
-    score (ties broken by docno) reproduces our ranking order exactly."""
-    trec_qrels = {
-        "q%d" % q: {"d%d" % item: int(level) for item, level in rels.items()}
-        for q, rels in enumerate(qrels)
-    }
-    run = {}
-    for q, ranking in enumerate(rankings):
-        n = len(ranking)
-        run["q%d" % q] = {"d%d" % item: float(n - rank) for rank, item in enumerate(ranking)}
-    evaluator = pytrec_eval.RelevanceEvaluator(trec_qrels, set(measures))
-    return evaluator.evaluate(run)
-
-
 @given(data=trec_queries())
 def test_against_trec_eval(data):
     qrels, rankings = data
     note((qrels, rankings))
     cut = ",".join(str(k) for k in CUTOFFS)
-    results = _trec_eval(
+    results = trec_eval(
         qrels, rankings, ["P." + cut, "recall." + cut, "ndcg_cut." + cut, "map_cut." + cut, "recip_rank",
                           "success." + cut, "map"]
     )
@@ -100,7 +66,7 @@ def test_against_trec_eval(data):
         for item, level in rels.items():
             dense[q, item] = level
     y_graded = NumericLabels.from_matrix(dense)
-    y_pred = _rankings(rankings)
+    y_pred = ranked(rankings)
     n_rel = np.array([sum(1 for level in rels.values() if level > 0) for rels in qrels])
 
     # Queries without any relevant doc: trec_eval reports 0 for them (or skips a
@@ -154,11 +120,11 @@ def test_trec_eval_hand_case():
     """
     qrels = [{1: 1, 2: 0, 3: 2}]
     rankings = [[1, 2, 4]]
-    results = _trec_eval(qrels, rankings, ["ndcg_cut.3", "P.3", "recall.3"])["q0"]
+    results = trec_eval(qrels, rankings, ["ndcg_cut.3", "P.3", "recall.3"])["q0"]
     expected_ndcg = 1 / (2 + 1 / np.log2(3))
     assert results["ndcg_cut_3"] == pytest.approx(expected_ndcg, rel=1e-12)
     y_graded = NumericLabels.from_matrix([[0, 1, 0, 2]])
-    y_pred = _rankings(rankings)
+    y_pred = ranked(rankings)
     np.testing.assert_allclose(
         _score(NDCG(3, log_base="2"), y_graded, y_pred), [expected_ndcg], rtol=1e-12
     )
@@ -220,7 +186,7 @@ except ImportError:  # pragma: no cover
 def test_against_sklearn_dcg_ndcg(problem, k):
     y_true, rankings, y_score = problem
     note((y_true.tolist(), rankings))
-    y_pred = _rankings(rankings)
+    y_pred = ranked(rankings)
     # A row whose labels are all 0: scikit-learn's dcg is 0 and its ndcg is 0,
     # rankereval returns NaN (ill-specified).  Compare the other rows only.
     valid = (y_true > 0).any(axis=1)
@@ -270,7 +236,7 @@ def test_against_sklearn_average_precision(problem):
     n_items = y_true.shape[1]
     binary = (y_true > 0).astype(np.int64)
     valid = binary.any(axis=1)
-    ours = _score(AP(n_items), BinaryLabels.from_matrix(binary), _rankings(rankings))
+    ours = _score(AP(n_items), BinaryLabels.from_matrix(binary), ranked(rankings))
     assert np.all(np.isnan(ours[~valid]))
     theirs = np.array(
         [
@@ -290,5 +256,5 @@ def test_sklearn_hand_case():
     y_score = np.array([[0.1, 0.2, 0.3, 4, 70]])
     expected = (5 + 1 / np.log2(3) + 10 / np.log2(6)) / (10 + 5 / np.log2(3) + 0.5)
     assert sklearn_metrics.ndcg_score(y_true, y_score) == pytest.approx(expected, rel=1e-12)
-    ours = _score(NDCG(log_base="2"), NumericLabels.from_matrix(y_true), _rankings([[4, 3, 2, 1, 0]]))
+    ours = _score(NDCG(log_base="2"), NumericLabels.from_matrix(y_true), ranked([[4, 3, 2, 1, 0]]))
     np.testing.assert_allclose(ours, [expected], rtol=1e-12)

@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference as ref  # noqa: E402
-from test_metrics_crosscheck import trec_queries  # noqa: E402  (graded qrels 0..4 and rankings)
 
 import rankereval  # noqa: E402
 from rankereval import (  # noqa: E402
@@ -42,37 +41,20 @@ from rankereval import (  # noqa: E402
     NumRelevant,
     NumRelevantRetrieved,
     NumRetrieved,
-    Rankings,
     RPrecision,
     evaluate,
 )
 from rankereval.metrics import from_name  # noqa: E402
+from helpers import ranked, trec_eval, trec_queries
 
 RTOL = ATOL = 1e-12
 LEVELS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-
-
-def _rankings(rows):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)
-        return Rankings.from_ranked_indices([list(r) for r in rows])
 
 
 def _labels(qrels, level=1):
     """Binary labels (grade >= level) with every judged item (grade >= 0) as judgments."""
     y = BinaryLabels.from_positive_indices([sorted(i for i, g in rels.items() if g >= level) for rels in qrels])
     return y.with_judged([sorted(rels) for rels in qrels])
-
-
-def _trec_eval(qrels, rankings, measures):
-    """pytrec_eval on the same data; docs scored n - rank so that its order is ours. An empty
-    ranking is left out (a run file cannot hold one, and pytrec_eval 0.5.11 crashes on it
-    with some measures)."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
-    trec_qrels = {f"q{q}": {f"d{i}": int(g) for i, g in rels.items()} for q, rels in enumerate(qrels)}
-    run = {f"q{q}": {f"d{i}": float(len(r) - rank) for rank, i in enumerate(r)}
-           for q, r in enumerate(rankings) if r}
-    return pytrec_eval.RelevanceEvaluator(trec_qrels, set(measures)).evaluate(run)
 
 
 def _iprec_cut_trec9(level, n_rel):
@@ -84,9 +66,9 @@ def _iprec_cut_trec9(level, n_rel):
 def test_against_trec_eval(data):
     qrels, rankings = data
     note((qrels, rankings))
-    results = _trec_eval(qrels, rankings, ["Rprec", "num_rel", "num_ret", "num_rel_ret", "iprec_at_recall",
+    results = trec_eval(qrels, rankings, ["Rprec", "num_rel", "num_ret", "num_rel_ret", "iprec_at_recall",
                                            "gm_map", "bpref", "map_cut.1,2,3,5,10"])
-    y, r = _labels(qrels), _rankings(rankings)
+    y, r = _labels(qrels), ranked(rankings)
     n_rel = np.array([sum(1 for g in rels.values() if g >= 1) for rels in qrels])
     # pytrec_eval evaluates the queries that have judgments and a ranking; trec_eval scores a
     # query without relevant items 0 where rankereval says NaN: those are checked apart
@@ -131,7 +113,7 @@ def test_iprec_rounds_as_trec_eval_10():
     precision from rank 1 on, 1.0 (trec_eval 9 and pytrec_eval: floor(2.3) = 2 -> 2/3).
     Level 0.5: lround(3.5) = 4 > 2 found -> 0."""
     y = BinaryLabels.from_positive_indices([[1, 2, 3, 4, 5, 6, 7]])
-    r = _rankings([[1, 9, 3]])
+    r = ranked([[1, 9, 3]])
     assert InterpolatedPrecision(0.2).score(y, r)[0] == 1.0
     assert InterpolatedPrecision(0.5).score(y, r)[0] == 0.0
     # level 0.3: lround(2.1) = 2 -> best precision from rank 3 on: 2/3
@@ -154,7 +136,7 @@ def test_judged_against_ir_measures(data, k):
     qrels, rankings = data
     ir_measures = pytest.importorskip("ir_measures")
     theirs = _ir_measures(qrels, rankings, ir_measures.Judged @ k)
-    ours = Judged(k).score(_labels(qrels), _rankings(rankings))
+    ours = Judged(k).score(_labels(qrels), ranked(rankings))
     # a query without judgments, or with an empty ranking (ir_measures fills in 0 for a
     # query it has no ranking of): NaN here
     for q in range(len(qrels)):
@@ -174,7 +156,7 @@ def test_err_against_ir_measures_gdeval(data, k):
     theirs = _ir_measures(qrels, rankings, ir_measures.ERR @ k)
     grades = NumericLabels.from_matrix(
         [[rels.get(i, 0) for i in range(15)] for rels in qrels])
-    ours = ERR(k).score(grades, _rankings(rankings))
+    ours = ERR(k).score(grades, ranked(rankings))
     for q in range(len(qrels)):
         if not any(g > 0 for g in qrels[q].values()):
             assert np.isnan(ours[q])
@@ -189,7 +171,7 @@ def test_binary_rbp_against_ir_measures_cwl_eval(data, p):
     qrels, rankings = data
     ir_measures = pytest.importorskip("ir_measures")
     theirs = _ir_measures(qrels, rankings, ir_measures.RBP(p=p, rel=1))
-    ours = RBP(p=p).score(_labels(qrels), _rankings(rankings))
+    ours = RBP(p=p).score(_labels(qrels), ranked(rankings))
     for q, v in theirs.items():
         if not np.isnan(ours[q]):  # cwl_eval reports 0 without relevant items
             assert ours[q] == pytest.approx(v, rel=1e-9, abs=1e-12), q
@@ -208,7 +190,7 @@ def _check(metric, ref_fn, label_rows, rankings, expected, judged_rows=None, gra
         y = BinaryLabels.from_positive_indices([sorted(r) for r in label_rows])
     if judged_rows is not None:
         y = y.with_judged(judged_rows)
-    np.testing.assert_allclose(metric.score(y, _rankings(rankings)), expected, rtol=1e-14, atol=1e-14,
+    np.testing.assert_allclose(metric.score(y, ranked(rankings)), expected, rtol=1e-14, atol=1e-14,
                                equal_nan=True)
 
 
@@ -247,7 +229,7 @@ def test_hand_cases():
 def test_err_refuses_labels_above_max_grade():
     y = NumericLabels.from_matrix([[5, 0, 1]])
     with pytest.raises(ValueError, match="label of 5 exceeds max_grade=4"):
-        ERR().score(y, _rankings([[0]]))
+        ERR().score(y, ranked([[0]]))
     with pytest.raises(ValueError, match=r"max_grade must be a number in \(0, inf\]"):
         ERR(max_grade=0)
 
@@ -257,7 +239,7 @@ def test_err_refuses_labels_above_max_grade():
 # --------------------------------------------------------------------------- #
 def test_gmap_mean_bootstrap_evaluate_and_compare():
     y = BinaryLabels.from_positive_indices([[0], [1], [2], []])
-    r = _rankings([[0], [2, 3, 1], [5], [0]])
+    r = ranked([[0], [2, 3, 1], [5], [0]])
     ap = AP().score(y, r)
     np.testing.assert_array_equal(GMAP().score(y, r), ap)  # per ranking: AP
     # AP = 1, 1/3, 0 (floored at 1e-5), NaN (zerofill: 0 -> 1e-5)
@@ -277,7 +259,7 @@ def test_gmap_mean_bootstrap_evaluate_and_compare():
                   random_state=0, n_resamples=200)
     low, high = ev.conf_intervals["gmap"]
     assert ev.means["gmap"] == pytest.approx(want, rel=1e-12) and 1e-5 - 1e-20 <= low <= high <= 1
-    cmp = rankereval.compare(y, {"a": r, "b": _rankings([[0], [1], [5], [0]])}, ["gmap"], baseline="b",
+    cmp = rankereval.compare(y, {"a": r, "b": ranked([[0], [1], [5], [0]])}, ["gmap"], baseline="b",
                              nan_handling="zerofill")
     row = cmp.summary().iloc[0]
     assert row["mean"] == pytest.approx(want, rel=1e-12)
@@ -346,13 +328,13 @@ def test_judged_labels_keep_the_invariants():
     # numeric labels, and every other metric ignores the judgments
     g = NumericLabels.from_matrix([[2, 0, 1]])
     gj = g.with_judged([[0, 1, 2]])
-    r = _rankings([[1, 0, 2]])
+    r = ranked([[1, 0, 2]])
     np.testing.assert_array_equal(rankereval.NDCG(2).score(gj, r), rankereval.NDCG(2).score(g, r))
 
 
 def test_evaluate_keeps_the_judgments_when_it_thresholds():
     g = NumericLabels.from_matrix([[2, 0, 1, 0]]).with_judged([[0, 1, 2]])
-    r = _rankings([[1, 2, 0, 3]])
+    r = ranked([[1, 2, 0, 3]])
     ev = evaluate(g, r, ["bpref", "judged@4"], relevance_level=2)
     # relevant: 0 only; judged non-relevant 1, 2 above it: 1 - min(2, 1) / min(2, 1) = 0
     assert ev.scores.tolist() == [[0.0, 0.75]]

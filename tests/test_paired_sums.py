@@ -11,16 +11,8 @@ from rankereval.bootstrap import query_key_hashes
 from rankereval.stats._paired_tests import CI_RESAMPLES
 from rankereval.stats._compare_runs import _finish, compare
 from rankereval.stats._alignment import _resolve_metrics
+from helpers import GOLDEN, M64, mix64
 
-M64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def mix64(z):
-    """SplitMix64's finaliser on Python ints (the reference of the kernels' hash)."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
 def signs(hashes, seed, n_resamples):

@@ -57,7 +57,7 @@ def _globals(stream):
     return sorted({g for g in found if g[0].startswith("rankereval")})
 
 
-def _same(x, y):
+def _equal_public(x, y):
     """Equality of two objects of the public API (Evaluation and Comparison by their dicts)."""
     assert type(x) is type(y)
     if type(x).__name__ == "Evaluation":
@@ -91,9 +91,9 @@ def test_new_pickles_name_the_globals_mains_named(name):
 def test_mains_pickles_load_and_equal_the_objects_built_now(name):
     loaded, now = pickle.loads(_stored(name)), objects()[name]
     if isinstance(now, list):
-        assert len(loaded) == len(now) and all(_same(x, y) for x, y in zip(loaded, now))
+        assert len(loaded) == len(now) and all(_equal_public(x, y) for x, y in zip(loaded, now))
     else:
-        assert _same(loaded, now)
+        assert _equal_public(loaded, now)
 
 
 def test_the_globals_are_public_paths():

@@ -20,21 +20,13 @@ from rankereval.stats import _bootstrap
 from rankereval.stats._exact import poisson_sums
 from rankereval.stats._engine import merge_partials as _merge_partials, partials as _partials
 from rankereval.stats._resampling import _seed, bootstrap_mean, query_key_hashes
+from helpers import GOLDEN, M64, mix64
 
-M64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
 
 
 # ------------------------------------------------------------------------------------------
 # a literal reference of the generator, in Python integers
 # ------------------------------------------------------------------------------------------
-
-def mix64(z):
-    z &= M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
-
 
 def ref_int_hash(i):
     return mix64(mix64((i & M64) ^ 0x696E74206B657973) + GOLDEN)

@@ -19,37 +19,11 @@ pa = pytest.importorskip("pyarrow")
 
 import rankereval  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from metric_space import all_metrics  # noqa: E402
+from helpers import all_metrics, assert_same_evaluation  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
 B = 200
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    # the Python workers run this interpreter and import this checkout's rankereval
-    root = os.path.dirname(os.path.dirname(os.path.abspath(rankereval.__file__)))
-    old = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["PYTHONPATH"] = os.pathsep.join([root] + ([old["PYTHONPATH"]] if old["PYTHONPATH"] else []))
-    # local[2, 2]: two task threads, and a failed task is run once more (spark.task.maxFailures
-    # of local mode)
-    session = (SparkSession.builder.master("local[2,2]").appName("rankereval-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.memory", "1g").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        session.stop()
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 METRICS = all_metrics()
@@ -99,22 +73,11 @@ def on_spark(*args, **options):
         return rs.evaluate(*args, n_resamples=B, **options)
 
 
-def close(a, b):
-    return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
-
-
 def assert_same(got, want):
-    assert got.names == want.names
-    assert got.n_rankings == want.n_rankings
-    assert got.n_used == want.n_used and got.n_undefined == want.n_undefined
+    """Means, counts and intervals bit for bit (``helpers.assert_same_evaluation``); the
+    scores stay on the cluster."""
     assert got.scores is None
-    for name in want.names:
-        assert close(got.means[name], want.means[name]), (name, got.means[name], want.means[name])
-        if want.conf_intervals is None:
-            assert got.conf_intervals is None
-            continue
-        for x, y in zip(got.conf_intervals[name], want.conf_intervals[name]):
-            assert close(x, y), (name, x, y)
+    assert_same_evaluation(got, want, scores=False)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from metric_space import all_metrics
+from helpers import all_metrics
 from rankereval import NDCG, AP, BinaryLabels, NumericLabels, Rankings, ReciprocalRank
 from rankereval.metrics._ties import refusal
 

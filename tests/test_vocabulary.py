@@ -7,6 +7,7 @@ import pytest
 
 import rankereval
 from rankereval import BinaryLabels, Rankings
+from helpers import quiet
 
 pd = pytest.importorskip("pandas")
 
@@ -20,17 +21,11 @@ def data():
     return y, {"a": a, "b": b}
 
 
-def _quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rankereval.UndefinedMetricWarning)
-        return fn(*args, **kw)
-
-
 def test_to_pandas_means_per_query_scores_on_both_results(data):
     y, runs = data
     names = ["ap", "ndcg@5"]
-    ev = _quiet(rankereval.evaluate, y, runs["a"], names, nan_handling="drop")
-    cmp = _quiet(rankereval.compare, y, runs, names, nan_handling="drop", n_resamples=99,
+    ev = quiet(rankereval.evaluate, y, runs["a"], names, nan_handling="drop")
+    cmp = quiet(rankereval.compare, y, runs, names, nan_handling="drop", n_resamples=99,
                  random_state=0)
     per_ranking = ev.to_pandas()
     assert per_ranking.equals(ev.to_pandas(per_query=True))
@@ -59,7 +54,7 @@ def test_to_pandas_means_per_query_scores_on_both_results(data):
 
 def test_comparison_to_pandas_old_meaning_warns_naming_summary(data):
     y, runs = data
-    cmp = _quiet(rankereval.compare, y, runs, ["ap"], nan_handling="drop", n_resamples=99,
+    cmp = quiet(rankereval.compare, y, runs, ["ap"], nan_handling="drop", n_resamples=99,
                  random_state=0)
     with pytest.warns(DeprecationWarning, match=r"Comparison\.summary\(\)") as record:
         old = cmp.to_pandas()
