@@ -167,6 +167,41 @@ def test_rbo_large_ids_and_int64():
         assert r.ext[i] == pytest.approx(rbo_ext_literal(list(big[i]), list(other[i]), 0.7))
 
 
+def test_rbo_marker_array_growth_hash_rows_and_restart():
+    # the kernel keeps a marker array over the ids (grown as larger ids come), sends a row
+    # holding an id >= 2^20 to the hash table, and zeroes the marks when their stamps would
+    # wrap (forced here by lowering the limit): every path equals the literal formula
+    import rankereval._agreement as _agreement
+
+    rng = np.random.default_rng(3)
+    # (first id, ids): the literal's unseen items are 10^6 and up, so no id is near them
+    spans = [(0, 50), (0, 5_000), (0, 300_000), (2 ** 20, 90), (0, 40), (2 ** 30, 2 ** 30),
+             (0, 70_000)]
+    a, b = [], []
+    for i in range(140):
+        first, span = spans[i % len(spans)]
+        pool = first + rng.choice(span, size=min(span, 40), replace=False)
+        a.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
+        b.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
+    ra, rb = _rankings(a), _rankings(b)
+    previous = _agreement._set_stamp_limit(200)       # a restart every few rows
+    try:
+        restarted = rbo(ra, rb, p=0.8)
+    finally:
+        _agreement._set_stamp_limit(previous)
+    plain = rbo(ra, rb, p=0.8)
+    for r in (restarted, plain):
+        for i, (x, y) in enumerate(zip(a, b)):
+            ext = rbo_ext_literal(x, y, 0.8)
+            assert (math.isnan(ext) and math.isnan(r.ext[i])) or r.ext[i] == pytest.approx(ext, rel=1e-9)
+            lo, hi = rbo_bounds_literal(x, y, 0.8)
+            assert r.min[i] == pytest.approx(lo, abs=1e-9) and r.max[i] == pytest.approx(hi, abs=1e-9)
+    jac = jaccard(ra, rb, 10)
+    for i, (x, y) in enumerate(zip(a, b)):
+        union = set(x[:10]) | set(y[:10])
+        assert (not union and math.isnan(jac[i])) or jac[i] == len(set(x[:10]) & set(y[:10])) / len(union)
+
+
 @pytest.mark.parametrize("bad, message", [
     (dict(p=0.0), "p must be strictly between 0 and 1"),
     (dict(p=1.0), "p must be strictly between 0 and 1"),
