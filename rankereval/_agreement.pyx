@@ -20,7 +20,7 @@ after it is checked to lie below the array's size; a depth is at most the width 
 array, so nothing is read out of bounds.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport NAN, log1p
+from libc.math cimport NAN, log1p, sqrt
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
 
@@ -351,3 +351,172 @@ def rbo_rows(const rank_t[:, ::1] a, const int64_t[::1] len_a, const rank_t[:, :
         if marks != NULL:
             free(marks.mark)
         free(marks)
+
+
+cdef inline double _contrib(int64_t top, int64_t g, Py_ssize_t d, bint whole) noexcept nogil:
+    """c(d) of an item whose group of g items starts at position ``top`` (1-based): the share
+    of the group's orders that put it in the prefix of depth d ('a', 'b'), or whether the
+    group has begun ('w', ``whole``)."""
+    cdef double c
+    if whole or g == 1:
+        return 1.0 if d >= top else 0.0
+    c = <double>(d - top + 1) / g
+    return 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)
+
+
+cdef Py_ssize_t _groups(const rank_t *r, const unsigned char *tie, Py_ssize_t n, Py_ssize_t k,
+                        int64_t *items, int64_t *top, int64_t *size) noexcept nogil:
+    """Items of a ranking with, per position, the first position (1-based) and the size of
+    its tied group (``tie[j]``: positions j and j + 1 tie; NULL: no ties); cut at k, the
+    group holding position k kept whole. Returns the number of items kept."""
+    cdef Py_ssize_t j, start = 0, end, t
+    while start < n:
+        end = start + 1
+        while tie != NULL and end < n and tie[end - 1]:
+            end += 1
+        for t in range(start, end):
+            items[t] = <int64_t>r[t]
+            top[t] = start + 1
+            size[t] = end - start
+        if end >= k:
+            return end
+        start = end
+    return n
+
+
+cdef void _one_tied(const int64_t *S, const int64_t *S_top, const int64_t *S_g, Py_ssize_t s,
+                    const int64_t *L, const int64_t *L_top, const int64_t *L_g, Py_ssize_t l,
+                    double p, int variant, int64_t *in_s, double *ext, double *lo,
+                    double *hi) noexcept nogil:
+    """RBO_ext, RBO_min and RBO_max of Corsi and Urbano (2024) for one pair, S the shorter
+    ranking (``variant`` 0: 'a', 1: 'b', 2: 'w'), depth by depth as ``agreement._rbo_tied``
+    states them; ``in_s[j]`` (scratch of l entries) is the position in S of L's item j, or
+    -1. O(s l) time."""
+    cdef Py_ssize_t i, j, d, f, lacking_seen
+    cdef bint whole = variant == 2
+    cdef double q = (1.0 - p) / p, pd = 1.0, x, norm, c, cs, cl, sum_s, sum_l, sq_s, sq_l
+    cdef double seen = 0.0, tail_min = 0.0, tail_max = 0.0, tail_ext = 0.0, a_s = 0.0
+    cdef double extra, total_c, n_c, x_l = 0.0, inv_d = 0.0
+    for j in range(l):
+        in_s[j] = -1
+        for i in range(s):
+            if S[i] == L[j]:
+                in_s[j] = i
+                x_l += 1.0
+                break
+    for d in range(1, l + 1):
+        pd *= p
+        inv_d += pd / d
+        x = 0.0
+        sum_s = 0.0
+        sq_s = 0.0
+        sum_l = 0.0
+        sq_l = 0.0
+        extra = 0.0
+        total_c = 0.0
+        n_c = 0.0
+        lacking_seen = 0
+        for j in range(l):
+            cl = _contrib(L_top[j], L_g[j], d, whole)
+            sum_l += cl
+            sq_l += cl * cl
+            if in_s[j] >= 0:
+                x += _contrib(S_top[in_s[j]], S_g[in_s[j]], d, whole) * cl
+            else:
+                # items of L that S lacks, in L's order: the first d - s agree in max; the
+                # mean of their nonzero contributions scales the extrapolation in ext
+                if lacking_seen < d - s:
+                    extra += cl
+                lacking_seen += 1
+                if cl > 0.0:
+                    total_c += cl
+                    n_c += 1.0
+        if d <= s:
+            for i in range(s):
+                cs = _contrib(S_top[i], S_g[i], d, whole)
+                sum_s += cs
+                sq_s += cs * cs
+        else:
+            # below the shorter ranking its unseen items count whole: d items
+            sum_s = d
+            sq_s = d
+        if variant == 0:
+            norm = d
+        elif variant == 1:
+            norm = sqrt(sq_s * sq_l)
+        else:
+            norm = (sum_s + sum_l) / 2.0
+        if d <= s:
+            seen += x / norm * pd
+            if d == s:
+                a_s = x / norm
+            continue
+        tail_min += x / norm * pd
+        tail_max += (x + extra) / norm * pd
+        if s > 0:
+            tail_ext += (x + (d - s) * a_s * (total_c / n_c if n_c > 0.0 else 0.0)) / norm * pd
+    # beyond depth l no item is tied any more: as Webber, Moffat and Zobel (2010)
+    lo[0] = q * (seen + tail_min + x_l * (-log1p(-p) - inv_d))
+    f = l + s - <Py_ssize_t>x_l
+    c = 0.0
+    pd = 1.0
+    for d in range(1, f + 2):
+        pd *= p
+        if d > l and d <= f:
+            c += (2.0 * d - l - s + x_l) / d * pd
+    hi[0] = q * (seen + tail_max + c + pd / (1.0 - p))
+    if s == 0:
+        ext[0] = NAN
+    else:
+        ext[0] = q * (seen + tail_ext + (x_l + (l - s) * a_s) / l * (p ** (l + 1)) / (1.0 - p))
+
+
+def rbo_tied_rows(const rank_t[:, ::1] a, const int64_t[::1] len_a, const unsigned char[:, ::1] tie_a,
+                  const rank_t[:, ::1] b, const int64_t[::1] len_b, const unsigned char[:, ::1] tie_b,
+                  const int64_t[::1] rows, Py_ssize_t k, double p, int variant,
+                  float64_t[::1] ext, float64_t[::1] lo, float64_t[::1] hi, int n_threads):
+    """The tie-aware RBO (``variant`` 0: 'a', 1: 'b', 2: 'w') of the rows ``rows`` of a
+    and b, into ``ext[i]``, ``lo[i]``, ``hi[i]`` for each listed row i (unclipped).
+    ``tie_a`` / ``tie_b`` are shaped like ``a`` / ``b`` (width 0: no ties); rankings cut at
+    k keep the group holding position k whole. Returns False when no memory was found."""
+    cdef Py_ssize_t n = a.shape[0], wa = a.shape[1], wb = b.shape[1], m = rows.shape[0]
+    cdef Py_ssize_t r, i, la, lb, w = wa + wb
+    cdef int64_t *buf
+    cdef bint failed = False
+    if b.shape[0] != n or len_a.shape[0] != n or len_b.shape[0] != n:
+        raise ValueError("rbo_tied_rows: rows of a, b and lengths differ")
+    if ext.shape[0] != n or lo.shape[0] != n or hi.shape[0] != n:
+        raise ValueError("rbo_tied_rows: rows of the outputs differ")
+    if (tie_a.shape[1] != 0 and (tie_a.shape[0] != n or tie_a.shape[1] != wa)) or (
+            tie_b.shape[1] != 0 and (tie_b.shape[0] != n or tie_b.shape[1] != wb)):
+        raise ValueError("rbo_tied_rows: tie flags must be shaped like the rankings")
+    if k < 1 or not 0.0 < p < 1.0 or variant < 0 or variant > 2:
+        raise ValueError("rbo_tied_rows: k >= 1, 0 < p < 1 and variant 0, 1 or 2")
+    for r in range(m):
+        if rows[r] < 0 or rows[r] >= n:
+            raise ValueError("rbo_tied_rows: a row number is out of range")
+    with nogil, parallel(num_threads=n_threads):
+        buf = <int64_t *>malloc((7 * w + 1) * sizeof(int64_t))
+        for r in prange(m, schedule='dynamic'):
+            if buf == NULL:
+                failed = True
+                continue
+            i = rows[r]
+            la = _groups(&a[i, 0] if wa > 0 else NULL,
+                         &tie_a[i, 0] if tie_a.shape[1] > 0 else NULL,
+                         _cut(len_a[i], wa, wa), k, buf, buf + w, buf + 2 * w)
+            lb = _groups(&b[i, 0] if wb > 0 else NULL,
+                         &tie_b[i, 0] if tie_b.shape[1] > 0 else NULL,
+                         _cut(len_b[i], wb, wb), k, buf + 3 * w, buf + 4 * w, buf + 5 * w)
+            if lb == 0 and la == 0:
+                ext[i] = NAN
+                lo[i] = 0.0
+                hi[i] = 1.0
+            elif la <= lb:
+                _one_tied(buf, buf + w, buf + 2 * w, la, buf + 3 * w, buf + 4 * w, buf + 5 * w,
+                          lb, p, variant, buf + 6 * w, &ext[i], &lo[i], &hi[i])
+            else:
+                _one_tied(buf + 3 * w, buf + 4 * w, buf + 5 * w, lb, buf, buf + w, buf + 2 * w,
+                          la, p, variant, buf + 6 * w, &ext[i], &lo[i], &hi[i])
+        free(buf)
+    return not failed

@@ -415,6 +415,64 @@ def test_rbo_ties_equal_the_literal_formulas(pairs, p, variant):
             assert r.min[i] - 1e-9 <= r.ext[i] <= r.max[i] + 1e-9
 
 
+def _cut_groups(groups, k):
+    """The groups of a ranking cut at depth k, the group holding position k kept whole."""
+    out, n = [], 0
+    for group in groups:
+        if n >= k:
+            break
+        out.append(group)
+        n += len(group)
+    return out
+
+
+@given(pairs=hst.lists(hst.tuples(tied_ranking(max_items=9), tied_ranking(max_items=9)),
+                       min_size=1, max_size=4),
+       p=hst.floats(0.1, 0.95), variant=hst.sampled_from(["a", "b", "w"]), k=hst.integers(1, 8))
+def test_rbo_ties_kernel_cut_at_k_equals_the_literal(pairs, p, variant, k):
+    # the typed tie-aware kernel on uneven rankings cut at k (tied groups crossing k kept
+    # whole) against the literal transcription of the cut groups
+    a = _tied_rankings([x for x, _ in pairs])
+    b = _tied_rankings([y for _, y in pairs])
+    r = rbo(a, b, p=p, k=k, ties=variant)
+    for i, (x, y) in enumerate(pairs):
+        if not any(len(g) > 1 for g in x + y):
+            continue
+        ext, lo, hi = rbo_tied_literal(_cut_groups(x, k), _cut_groups(y, k), p, variant)
+        assert (math.isnan(ext) and math.isnan(r.ext[i])) or r.ext[i] == pytest.approx(ext, rel=1e-9, abs=1e-12)
+        assert r.min[i] == pytest.approx(min(max(lo, 0.0), 1.0), abs=1e-9)
+        assert r.max[i] == pytest.approx(min(max(hi, r.min[i]), 1.0), abs=1e-9)
+
+
+def test_rbo_ties_kernel_threads_and_int64_ids_agree():
+    rng = np.random.default_rng(5)
+    n, width = 400, 30
+    scores_a = rng.integers(0, 6, size=(n, width)).astype(np.float64)
+    scores_b = rng.integers(0, 6, size=(n, width)).astype(np.float64)
+    a = Rankings.from_scores(scores_a, ties="keep")
+    b = Rankings.from_scores(scores_b, ties="keep")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="openmp"):
+        one = rbo(a, b, p=0.9, ties="b")
+    with threadpool_limits(2, user_api="openmp"):
+        two = rbo(a, b, p=0.9, ties="b")
+    for field in ("ext", "min", "max", "res"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
+    # the same rankings with ids shifted past 2^31 (int64): the same values
+    wide_a = Rankings._from_padded(a.indices.astype(np.int64) + 2 ** 40, a.lengths, ties=a.ties)
+    wide_b = Rankings._from_padded(b.indices.astype(np.int64) + 2 ** 40, b.lengths, ties=b.ties)
+    wide = rbo(wide_a, wide_b, p=0.9, ties="b")
+    np.testing.assert_allclose(wide.ext, one.ext, rtol=1e-12)
+    np.testing.assert_allclose(wide.max, one.max, rtol=1e-12)
+    # every row against the literal
+    groups = lambda r, i: [list(g) for g in np.split(r.indices[i], np.flatnonzero(~r.ties[i, :width - 1]) + 1)]
+    for i in range(0, n, 40):
+        ext, lo, hi = rbo_tied_literal(groups(a, i), groups(b, i), 0.9, "b")
+        assert one.ext[i] == pytest.approx(ext, rel=1e-9)
+        assert one.min[i] == pytest.approx(min(max(lo, 0.0), 1.0), abs=1e-9)
+
+
 @given(pairs=hst.lists(hst.tuples(lists, lists), min_size=1, max_size=4),
        p=hst.floats(0.05, 0.95), variant=hst.sampled_from(["a", "b", "w"]))
 def test_rbo_ties_literal_reduces_to_webber_without_ties(pairs, p, variant):
