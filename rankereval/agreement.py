@@ -252,7 +252,9 @@ def _tied_kernel(a, b, rows, k, p, variant):
         ib, np.ascontiguousarray(b.lengths, dtype=np.int64), flags(b, ib.shape[1]),
         rows, max(depth, 1), float(p), TIE_VARIANTS.index(variant), *out,
         effective_n_threads(rows.size * (ia.shape[1] + ib.shape[1]) ** 2))
-    if not ok:
+    # a row left unwritten (min is NaN: its thread found no memory) fails the call too: the
+    # kernel's flag only reports the thread that ran the last row
+    if not ok or np.isnan(out[1][rows]).any():
         raise MemoryError("rbo: no memory for the per-thread buffers of the tie-aware kernel")
     return out[0][rows], out[1][rows], out[2][rows]
 
