@@ -9,21 +9,28 @@ runs are the workload's rankings and a locally shuffled copy (``bench_compare.ma
 the two lists of a user share their items in another order (the heaviest case for RBO: every
 item of one list is found in the other).
 
-Measured, side by side in one process, from ``Rankings`` and ``BinaryLabels`` built once:
+Measured side by side in one process (the calls take turns, ``--repeats`` rounds), from
+``Rankings`` and ``BinaryLabels`` built once:
 
-* ``NDCG@10``: ``NDCG(10).score(labels, run)`` on one run (the issue's yardstick);
-* ``rbo``: ``rbo(run_a, run_b, p=0.9)`` on all 100 items of both lists (RBO_ext, RBO_min and
-  RBO_res, one pass per user): 20 times the items NDCG@10 reads; and ``k=10``, the same
-  prefixes as NDCG@10;
-* ``jaccard@10``: ``jaccard(run_a, run_b, 10)``;
-* ``rbo ties='a'``: the tie-aware RBO (a per-row Python path) on ``--tie-rows`` users whose
-  items are tied in pairs of positions in both runs, extrapolated linearly to all;
+* ``NDCG@10``: ``NDCG(10).score(labels, run)`` on one run (the issue's yardstick: RBO of the
+  two runs at most 3 times it);
+* ``rbo@k``: ``rbo(run_a, run_b, p=0.9, k=k)`` for k = 10 (the prefixes NDCG@10 reads), 100
+  and the whole rankings (also 100 here): RBO_ext, RBO_min and RBO_res from one pass per
+  user; at full depth 20 times the items NDCG@10 reads;
+* ``jaccard@k``: ``jaccard(run_a, run_b, k)``, the same pass without RBO's sums and bounds
+  (the overlap only): the floor of what RBO can cost;
+* ``rbo ties='a'``: the tie-aware RBO (its typed kernel, O(s l) per tied pair) on
+  ``--tie-rows`` users whose items are tied in pairs of positions in both runs,
+  extrapolated linearly to all;
 * the ``rbo`` package (PyPI ``rbo``, pure Python), if installed: ``RankingSimilarity(a,
   b).rbo_ext(p=0.9)`` per user on ``--peer-rows`` users, extrapolated linearly to all; its
   values are checked against rankereval's.
 
-Times are medians of ``--repeats`` wall-clock runs after a warm-up; the JSON
-(``benchmarks/results/agreement-<size>.json``) keeps every time and the ratios.
+Times are medians of ``--repeats`` wall-clock rounds after a warm-up; the JSON
+(``benchmarks/results/agreement-<size>.json``) keeps every time and the ratios. The table of
+docs/guide/performance.rst is printed from a run's JSON by
+
+    python benchmarks/bench_agreement.py --table benchmarks/published/agreement.json
 """
 import argparse
 import glob
@@ -59,6 +66,22 @@ def timed(func, repeats):
     return statistics.median(times), times
 
 
+def table(res):
+    """The reStructuredText table of docs/guide/performance.rst."""
+    rows = [("``ndcg@10`` (one run)", "ndcg@10")]
+    for k in ("10", "100", "full"):
+        rows.append((f"``rbo@{k}`` (ext, min, max, res)", f"rbo@{k}"))
+        rows.append((f"``jaccard@{k}`` (overlap only)", f"jaccard@{k}"))
+    lines = [f".. list-table:: RBO of workload (a)'s two runs, {res['n_rows']:,} users x top-100, p = 0.9 "
+             f"(``published/agreement.json``, {res['threads']} threads, median of {res['repeats']})",
+             "   :header-rows: 1", "   :widths: 50 15 15", "",
+             "   * - call", "     - ms", "     - x NDCG\\@10"]
+    for label, key in rows:
+        lines += [f"   * - {label}", f"     - {res[key]['median_s'] * 1e3:.1f}",
+                  f"     - {res[key]['median_s'] / res['ndcg@10']['median_s']:.2f}"]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(W.SIZES), default="full")
@@ -66,9 +89,15 @@ def main(argv=None):
     parser.add_argument("--peer-rows", type=int, default=2_000)
     parser.add_argument("--tie-rows", type=int, default=2_000)
     parser.add_argument("--results-dir", default=RESULTS_DIR)
+    parser.add_argument("--table", metavar="JSON", help="print the docs' table from a run's JSON and exit")
     args = parser.parse_args(argv)
+    if args.table:
+        with open(args.table) as fh:
+            print(table(json.load(fh)))
+        return 0
 
     from rankereval import NDCG, BinaryLabels, Rankings
+    from rankereval._threads import effective_n_threads
     from rankereval.agreement import jaccard, rbo
 
     w = W.make("recsys", args.size)
@@ -76,21 +105,29 @@ def main(argv=None):
     labels = BinaryLabels.from_positive_indices(w.labels)
     ra, rb = Rankings.from_ranked_indices(run_a), Rankings.from_ranked_indices(run_b)
     ndcg = NDCG(10)
-    out = {"size": args.size, "workload": w.description, "n_rows": w.n_rows, "repeats": args.repeats}
-    t_ndcg, times = timed(lambda: ndcg.score(labels, ra), args.repeats)
-    out["ndcg@10"] = {"median_s": t_ndcg, "times": times}
-    t_rbo, times = timed(lambda: rbo(ra, rb, p=0.9), args.repeats)
-    out["rbo"] = {"median_s": t_rbo, "times": times, "ratio_to_ndcg@10": t_rbo / t_ndcg}
-    t_rbo10, times = timed(lambda: rbo(ra, rb, p=0.9, k=10), args.repeats)
-    out["rbo@10"] = {"median_s": t_rbo10, "times": times, "ratio_to_ndcg@10": t_rbo10 / t_ndcg}
-    t_jac, times = timed(lambda: jaccard(ra, rb, 10), args.repeats)
-    out["jaccard@10"] = {"median_s": t_jac, "times": times, "ratio_to_ndcg@10": t_jac / t_ndcg}
+    out = {"size": args.size, "workload": w.description, "n_rows": w.n_rows, "repeats": args.repeats,
+           "threads": effective_n_threads()}
+    cases = {"ndcg@10": lambda: ndcg.score(labels, ra)}
+    for k in (10, 100, None):
+        name = "full" if k is None else str(k)
+        cases[f"rbo@{name}"] = (lambda k=k: rbo(ra, rb, p=0.9, k=k))
+        cases[f"jaccard@{name}"] = (lambda k=k: jaccard(ra, rb, ra.indices.shape[1] if k is None else k))
+    times = {name: [] for name in cases}
+    for f in cases.values():
+        f()                                      # warm-up
+    for _ in range(args.repeats):                # the calls take turns: the load hits all alike
+        for name, f in cases.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    t_ndcg = statistics.median(times["ndcg@10"])
     print(f"{w.description}")
-    print(f"  NDCG@10 (one run)   {t_ndcg:8.4f} s")
-    print(f"  rbo p=0.9 (2 runs)  {t_rbo:8.4f} s   {t_rbo / t_ndcg:5.2f}x NDCG@10")
-    print(f"  rbo p=0.9, k=10     {t_rbo10:8.4f} s   {t_rbo10 / t_ndcg:5.2f}x NDCG@10")
-    print(f"  jaccard@10          {t_jac:8.4f} s   {t_jac / t_ndcg:5.2f}x NDCG@10")
-    # the tie-aware path (Python, per tied row) on --tie-rows users whose items are tied in
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        out[name] = {"median_s": med, "times": ts, "ratio_to_ndcg@10": med / t_ndcg}
+        print(f"  {name:14s} {med:8.4f} s   {med / t_ndcg:5.2f}x NDCG@10")
+    t_rbo = out["rbo@full"]["median_s"]
+    # the tie-aware kernel on --tie-rows users whose items are tied in
     # pairs of positions in both runs, extrapolated linearly to all
     rows = min(args.tie_rows, w.n_rows)
     a_rows = np.asarray(run_a[:rows])
@@ -109,8 +146,8 @@ def main(argv=None):
     t_tied_all = t_tied * w.n_rows / rows
     out["rbo_ties_a"] = {"rows_timed": rows, "median_s": t_tied, "times": times,
                          "extrapolated_s": t_tied_all, "ratio_to_ndcg@10": t_tied_all / t_ndcg}
-    print(f"  rbo ties='a'        {t_tied_all:8.1f} s   {t_tied_all / t_ndcg:5.0f}x NDCG@10 "
-          f"(extrapolated from {rows:,} users tied in pairs; per-row Python)")
+    print(f"  rbo ties='a'   {t_tied_all:8.3f} s   {t_tied_all / t_ndcg:5.1f}x NDCG@10 "
+          f"(extrapolated from {rows:,} users tied in pairs)")
     try:
         from rbo import RankingSimilarity
     except ImportError:

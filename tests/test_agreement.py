@@ -105,6 +105,7 @@ def test_rbo_equals_the_literal_formulas(pairs, p, k):
 
 
 def test_rbo_hand_worked_examples():
+    # derived by hand from the formulas (not values published by the papers)
     # S = (a, b), L = (b, a), p = 1/2: X_1 = 0, X_2 = 2.
     # eq. 30: X_2/2 p^2 + (1-p)/p (X_1 p + X_2/2 p^2) = 1/4 + 1/4 = 1/2
     # eq. 11: (1-p)/p ((X_1 - X_2) p + 0 - X_2 ln(1-p)) = -1 + 2 ln 2
@@ -160,6 +161,41 @@ def test_rbo_large_ids_and_int64():
     r = rbo(Rankings.from_ranked_indices(big), Rankings.from_ranked_indices(other), p=0.7)
     for i in range(2):
         assert r.ext[i] == pytest.approx(rbo_ext_literal(list(big[i]), list(other[i]), 0.7))
+
+
+def test_rbo_marker_array_growth_hash_rows_and_restart():
+    # the kernel keeps a marker array over the ids (grown as larger ids come), sends a row
+    # holding an id >= 2^20 to the hash table, and zeroes the marks when their stamps would
+    # wrap (forced here by lowering the limit): every path equals the literal formula
+    import rankereval._agreement as _agreement
+
+    rng = np.random.default_rng(3)
+    # (first id, ids): the literal's unseen items are 10^6 and up, so no id is near them
+    spans = [(0, 50), (0, 5_000), (0, 300_000), (2 ** 20, 90), (0, 40), (2 ** 30, 2 ** 30),
+             (0, 70_000)]
+    a, b = [], []
+    for i in range(140):
+        first, span = spans[i % len(spans)]
+        pool = first + rng.choice(span, size=min(span, 40), replace=False)
+        a.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
+        b.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
+    ra, rb = _rankings(a), _rankings(b)
+    previous = _agreement._set_stamp_limit(200)       # a restart every few rows
+    try:
+        restarted = rbo(ra, rb, p=0.8)
+    finally:
+        _agreement._set_stamp_limit(previous)
+    plain = rbo(ra, rb, p=0.8)
+    for r in (restarted, plain):
+        for i, (x, y) in enumerate(zip(a, b)):
+            ext = rbo_ext_literal(x, y, 0.8)
+            assert (math.isnan(ext) and math.isnan(r.ext[i])) or r.ext[i] == pytest.approx(ext, rel=1e-9)
+            lo, hi = rbo_bounds_literal(x, y, 0.8)
+            assert r.min[i] == pytest.approx(lo, abs=1e-9) and r.max[i] == pytest.approx(hi, abs=1e-9)
+    jac = jaccard(ra, rb, 10)
+    for i, (x, y) in enumerate(zip(a, b)):
+        union = set(x[:10]) | set(y[:10])
+        assert (not union and math.isnan(jac[i])) or jac[i] == len(set(x[:10]) & set(y[:10])) / len(union)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -374,6 +410,64 @@ def test_rbo_ties_equal_the_literal_formulas(pairs, p, variant):
             assert r.min[i] - 1e-9 <= r.ext[i] <= r.max[i] + 1e-9
 
 
+def _cut_groups(groups, k):
+    """The groups of a ranking cut at depth k, the group holding position k kept whole."""
+    out, n = [], 0
+    for group in groups:
+        if n >= k:
+            break
+        out.append(group)
+        n += len(group)
+    return out
+
+
+@given(pairs=hst.lists(hst.tuples(tied_ranking(max_items=9), tied_ranking(max_items=9)),
+                       min_size=1, max_size=4),
+       p=hst.floats(0.1, 0.95), variant=hst.sampled_from(["a", "b", "w"]), k=hst.integers(1, 8))
+def test_rbo_ties_kernel_cut_at_k_equals_the_literal(pairs, p, variant, k):
+    # the typed tie-aware kernel on uneven rankings cut at k (tied groups crossing k kept
+    # whole) against the literal transcription of the cut groups
+    a = _tied_rankings([x for x, _ in pairs])
+    b = _tied_rankings([y for _, y in pairs])
+    r = rbo(a, b, p=p, k=k, ties=variant)
+    for i, (x, y) in enumerate(pairs):
+        if not any(len(g) > 1 for g in x + y):
+            continue
+        ext, lo, hi = rbo_tied_literal(_cut_groups(x, k), _cut_groups(y, k), p, variant)
+        assert (math.isnan(ext) and math.isnan(r.ext[i])) or r.ext[i] == pytest.approx(ext, rel=1e-9, abs=1e-12)
+        assert r.min[i] == pytest.approx(min(max(lo, 0.0), 1.0), abs=1e-9)
+        assert r.max[i] == pytest.approx(min(max(hi, r.min[i]), 1.0), abs=1e-9)
+
+
+def test_rbo_ties_kernel_threads_and_int64_ids_agree():
+    rng = np.random.default_rng(5)
+    n, width = 400, 30
+    scores_a = rng.integers(0, 6, size=(n, width)).astype(np.float64)
+    scores_b = rng.integers(0, 6, size=(n, width)).astype(np.float64)
+    a = Rankings.from_scores(scores_a, ties="keep")
+    b = Rankings.from_scores(scores_b, ties="keep")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="openmp"):
+        one = rbo(a, b, p=0.9, ties="b")
+    with threadpool_limits(2, user_api="openmp"):
+        two = rbo(a, b, p=0.9, ties="b")
+    for field in ("ext", "min", "max", "res"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
+    # the same rankings with ids shifted past 2^31 (int64): the same values
+    wide_a = Rankings._from_padded(a.indices.astype(np.int64) + 2 ** 40, a.lengths, ties=a.ties)
+    wide_b = Rankings._from_padded(b.indices.astype(np.int64) + 2 ** 40, b.lengths, ties=b.ties)
+    wide = rbo(wide_a, wide_b, p=0.9, ties="b")
+    np.testing.assert_allclose(wide.ext, one.ext, rtol=1e-12)
+    np.testing.assert_allclose(wide.max, one.max, rtol=1e-12)
+    # every row against the literal
+    groups = lambda r, i: [list(g) for g in np.split(r.indices[i], np.flatnonzero(~r.ties[i, :width - 1]) + 1)]
+    for i in range(0, n, 40):
+        ext, lo, hi = rbo_tied_literal(groups(a, i), groups(b, i), 0.9, "b")
+        assert one.ext[i] == pytest.approx(ext, rel=1e-9)
+        assert one.min[i] == pytest.approx(min(max(lo, 0.0), 1.0), abs=1e-9)
+
+
 @given(pairs=hst.lists(hst.tuples(lists, lists), min_size=1, max_size=4),
        p=hst.floats(0.05, 0.95), variant=hst.sampled_from(["a", "b", "w"]))
 def test_rbo_ties_literal_reduces_to_webber_without_ties(pairs, p, variant):
@@ -406,6 +500,7 @@ def test_rbo_a_min_is_the_mean_over_tied_orders(x, y, p):
 
 
 def test_rbo_ties_hand_worked_example():
+    # derived by hand from the definitions (not values published by the papers)
     # S = L = ((a, b)) tied, p = 1/2, s = l = X_l = 2. 'a': c(1) = 1/2 for both items,
     # X_1 = 1/2, A_1 = 1/2, A_2 = 1. ext = (1-p)/p (A_1 p + A_2 p^2) + X_l/l p^2 = 3/4, the
     # mean over the 4 orders (two agree fully: 1; two swap: 1/2);
@@ -473,3 +568,93 @@ def test_agreement_subcommand_with_ties(tmp_path, capsys):
     # without --ties, trec_eval's order: equal scores by document id, descending
     assert plain == pytest.approx(rbo([[2, 1, 3]], [[1, 3, 2]], p=0.7).ext[0], rel=1e-12)
     assert len({round(v["rbo"], 12) for v in results.values()} | {round(plain, 12)}) > 1
+
+
+# ----------------------------------------------------------------------------------------
+# the papers' worked examples: only values published by the authors (in the paper or their
+# own code); the hand-worked examples above are derived here from the formulas
+# ----------------------------------------------------------------------------------------
+
+def test_rbo_webber_moffat_zobel_figure_5():
+    # Webber, Moffat and Zobel (TOIS 2010), Figure 5: S = <a b c d e f g>, T = <z c a v w x y>;
+    # the agreement A_d and the average overlap AO at depths 1..7 printed there (3 decimals;
+    # transcribed likewise in the tests of changyaochen/rbo, tests/test.py, "RBO Paper
+    # Figure 5", and the doctests of dlukes/rbo's average_overlap). RBO_ext at depth k of
+    # even lists (eq. 30) gives them back: ext_1 = A_1 and ext_k - ext_{k-1} = (A_k - A_{k-1})
+    # p^(k-1), whatever p.
+    agreement = [0.0, 0.0, 0.667, 0.5, 0.4, 0.333, 0.286]
+    average_overlap = [0.0, 0.0, 0.222, 0.292, 0.313, 0.317, 0.312]
+    S, T = "abcdefg", "zcavwxy"
+    ids = {c: i for i, c in enumerate(sorted(set(S + T)))}
+    a, b = _rankings([[ids[c] for c in S]]), _rankings([[ids[c] for c in T]])
+    for p in (0.5, 0.9):
+        ext = [float(rbo(a, b, p=p, k=d).ext[0]) for d in range(1, 8)]
+        A = [ext[0]]
+        for d in range(2, 8):
+            A.append(A[-1] + (ext[d - 1] - ext[d - 2]) / p ** (d - 1))
+        assert [round(x, 3) for x in A] == agreement
+        assert [round(sum(A[:d]) / d, 3) for d in range(1, 8)] == average_overlap
+
+
+def _urbano_ranking(text):
+    """A ranking in the notation of Corsi and Urbano's code (``from_string``): items ``iN``
+    (id N), tied groups in parentheses."""
+    groups, open_group = [], None
+    for token in text.split():
+        item = int(token.strip("()")[1:])
+        if token.startswith("("):
+            open_group = [item]
+        elif open_group is not None:
+            open_group.append(item)
+        else:
+            groups.append([item])
+        if token.endswith(")"):
+            groups.append(sorted(open_group))
+            open_group = None
+    return groups
+
+
+def test_urbano_ranking_notation():
+    assert _urbano_ranking("i3 (i1 i5 i7) i9") == [[3], [1, 5, 7], [9]]
+
+
+def test_rbo_ties_corsi_urbano_readme_example():
+    # Corsi and Urbano's implementation (github.com/julian-urbano/sigir2024-rbo,
+    # rbo/Python/README.md, "How to compute RBO"): x = red (blue green) yellow pink,
+    # y = (blue red) white (yellow black purple) green, p = 0.95; the values printed there
+    # (7 digits) for RBO^a, RBO^w and RBO^b: (ext, min, max, res)
+    red, blue, green, yellow, pink, white, black, purple = range(8)
+    x = [[red], [blue, green], [yellow], [pink]]
+    y = [[blue, red], [white], [yellow, black, purple], [green]]
+    published = {"a": (0.6922853, 0.3310519, 0.8930692, 0.5620173),
+                 "w": (0.7068257, 0.3429684, 0.9049857, 0.5620173),
+                 "b": (0.7207131, 0.3509163, 0.9129336, 0.5620173)}
+    for variant, values in published.items():
+        r = rbo(_tied_rankings([x]), _tied_rankings([y]), p=0.95, ties=variant)
+        got = (r.ext[0], r.min[0], r.max[0], r.res[0])
+        assert got == pytest.approx(values, abs=6e-8)
+
+
+# rows of rbo/test.csv in github.com/julian-urbano/sigir2024-rbo (the test data of the authors'
+# R and Python code: x, y, p, then ext, min, max, res of RBO^w, RBO^a and RBO^b); uneven
+# lengths, groups crossing the end of the shorter ranking, and a pair with no common item
+CORSI_URBANO_TEST_CSV = """\
+(i5 i9 i13 i15 i16 i19 i20) (i3 i8),i6 (i4 i18) i2 i7 i8 i17 i14 (i11 i12) i1,0.958074765324023,0.0816485573277354,0.0370062754797617,0.59493569657566,0.557929421095898,0.0808189832771587,0.0354671825076603,0.593396603603558,0.557929421095898,0.0813693619867344,0.0356267307324464,0.593556151828344,0.557929421095898
+i13 (i1 i4 i5 i6),i3 i14 i11 (i10 i15) i12 (i6 i9) i4 i2,0.92238320668128,0.117578490431637,0.0763135264223449,0.53999366118093,0.463680134758586,0.114619469221414,0.0733545052121218,0.537945108035391,0.464590602823269,0.11474835409049,0.0734833900811979,0.538589532380772,0.465106142299574
+(i4 i7 i15) (i2 i11) i8 i18,i4 i8 i17 i11 (i2 i3 i5 i7 i9 i13 i14),0.955836875418683,0.601671359995661,0.310498723372055,0.820912519608734,0.510413796236679,0.584235464666522,0.295503371358027,0.805839323150565,0.510335951792538,0.632087129618464,0.322093781902212,0.833840285843908,0.511746503941696
+(i3 i6) (i2 i7) i10,(i3 i6 i7 i10) (i1 i2),0.965413635276732,0.946064537517568,0.343706790399566,0.958770957517067,0.615064167117501,0.92051534467649,0.319428239558438,0.934492406675939,0.615064167117501,0.956844651806714,0.348953051936765,0.964017219054266,0.615064167117501
+i21 i20 (i1 i16 i19) (i5 i10) i4,(i12 i17) (i2 i3 i8 i11) (i15 i18) (i6 i13) (i7 i14) i9,0.930074017489188,0,0,0.389142712252727,0.389142712252727,0,0,0.38977330351866,0.38977330351866,0,0,0.390116806797613,0.390116806797613
+(i4 i14) i10 i9 i16 i1 (i11 i21) i7,(i4 i7 i9 i10 i14 i16) i21 (i1 i11) (i3 i6 i17 i18),0.980350757903177,0.95731778452095,0.350742506261885,0.95731778452095,0.606575278259065,0.939619367902257,0.336112285552834,0.939619367902257,0.603507082349424,0.96333114711547,0.35963910728389,0.96333114711547,0.60369203983158
+"""
+
+
+@pytest.mark.parametrize("row", CORSI_URBANO_TEST_CSV.splitlines())
+def test_rbo_ties_equal_corsi_urbano_test_data(row):
+    x, y, p, *values = row.split(",")
+    values = [float(v) for v in values]
+    a = _tied_rankings([_urbano_ranking(x)], n_items=32)
+    b = _tied_rankings([_urbano_ranking(y)], n_items=32)
+    for j, variant in enumerate("wab"):
+        r = rbo(a, b, p=float(p), ties=variant)
+        got = (r.ext[0], r.min[0], r.max[0], r.res[0])
+        assert got == pytest.approx(values[4 * j: 4 * j + 4], abs=1e-12)

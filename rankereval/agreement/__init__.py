@@ -177,9 +177,9 @@ def rbo(a, b, *, p=0.9, k=None, ties=None):
     order) agree; beyond depth l, where no item is tied any more, ``ext``, ``min`` and
     ``max`` continue as without ties. For 'a', ``min`` equals the mean of ``ties=None``'s
     ``min`` over every order of every tied group of both rankings (the overlaps are linear
-    in the orders); ``ext`` and ``max`` are not exactly such means. The tie-aware path
-    runs per query in Python (O(s l) per pair of tied rankings); rows without ties in
-    either ranking go through the kernel.
+    in the orders); ``ext`` and ``max`` are not exactly such means. The tie-aware values
+    come from a typed kernel (O(s l) per pair of tied rankings, OpenMP over the pairs),
+    only for the rows holding a tie; the other rows keep the values of ``ties=None``.
 
     References
     ----------
@@ -218,12 +218,45 @@ def rbo(a, b, *, p=0.9, k=None, ties=None):
     high = low + res
     if ties is not None and (a.has_ties or b.has_ties):
         # only the rows holding a tie leave the kernel's values
-        for i in np.flatnonzero(_tied_rows(a) | _tied_rows(b)):
-            e, lo, hi = _rbo_tied(_tied_row(a, i, k), _tied_row(b, i, k), p, ties)
-            lo = min(max(lo, 0.0), 1.0)
-            hi = min(max(hi, lo), 1.0)
-            ext[i], low[i], high[i], res[i] = e, lo, hi, hi - lo
+        rows = np.flatnonzero(_tied_rows(a) | _tied_rows(b))
+        if rows.size:
+            e, lo, hi = _tied_kernel(a, b, rows, k, p, ties)
+            lo = np.clip(lo, 0.0, 1.0)
+            hi = np.minimum(np.maximum(hi, lo), 1.0)
+            ext[rows], low[rows], high[rows], res[rows] = e, lo, hi, hi - lo
     return RBOResult(ext, low, high, res)
+
+
+def _tied_kernel(a, b, rows, k, p, variant):
+    """ext, min and max (unclipped) of the tie-aware RBO of the listed rows: the typed
+    kernel ``_agreement.rbo_tied_rows`` (O(s l) per pair)."""
+    import rankereval._agreement as _agreement
+    from rankereval._threads import effective_n_threads
+
+    ia, ib = a.indices, b.indices
+    if ia.dtype != ib.dtype:
+        ia, ib = ia.astype(np.int64), ib.astype(np.int64)
+    ia, ib = np.ascontiguousarray(ia), np.ascontiguousarray(ib)
+
+    def flags(r, width):
+        if r.ties is None:
+            return np.zeros((r.n_rows, 0), dtype=np.uint8)
+        return np.ascontiguousarray(r.ties[:, :width]).view(np.uint8)
+
+    n = a.n_rows
+    out = [np.full(n, np.nan) for _ in range(3)]
+    depth = ia.shape[1] + ib.shape[1] + 1 if k is None else int(k)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    ok = _agreement.rbo_tied_rows(
+        ia, np.ascontiguousarray(a.lengths, dtype=np.int64), flags(a, ia.shape[1]),
+        ib, np.ascontiguousarray(b.lengths, dtype=np.int64), flags(b, ib.shape[1]),
+        rows, max(depth, 1), float(p), TIE_VARIANTS.index(variant), *out,
+        effective_n_threads(rows.size * (ia.shape[1] + ib.shape[1]) ** 2))
+    # a row left unwritten (min is NaN: its thread found no memory) fails the call too: the
+    # kernel's flag only reports the thread that ran the last row
+    if not ok or np.isnan(out[1][rows]).any():
+        raise MemoryError("rbo: no memory for the per-thread buffers of the tie-aware kernel")
+    return out[0][rows], out[1][rows], out[2][rows]
 
 
 #: the tie-aware variants of RBO (Corsi and Urbano, SIGIR 2024)
@@ -237,93 +270,6 @@ def _tied_rows(r):
     width = r.ties.shape[1]
     inside = np.arange(width) < (r.lengths[:, None] - 1)  # a flag j pairs positions j, j + 1
     return (r.ties & inside).any(axis=1)
-
-
-def _tied_row(r, i, k):
-    """Items of row i with, per position, the first position (1-based) and size of its
-    group; cut at k, the group crossing k kept whole."""
-    n = int(r.lengths[i])
-    items = np.asarray(r.indices[i, :n], dtype=np.int64)
-    flags = np.zeros(n, dtype=bool)
-    if r.ties is not None and n > 1:
-        flags[:n - 1] = r.ties[i, :n - 1]
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = ~flags[:n - 1]
-    gid = np.cumsum(new_group) - 1
-    first = np.flatnonzero(new_group)
-    size = np.diff(np.append(first, n))
-    top, g = first[gid] + 1, size[gid]
-    if k is not None and n > k:
-        # the group holding position k ends at or below n: keep it whole
-        n = int(first[gid[k - 1]] + size[gid[k - 1]]) if k > 0 else 0
-        items, top, g = items[:n], top[:n], g[:n]
-    return items, top, g
-
-
-def _contributions(top, g, depths, variant):
-    """c(d) of each item (rows) at each depth (columns)."""
-    d = depths[None, :].astype(np.float64)
-    t = top[:, None].astype(np.float64)
-    if variant == "w":
-        return (d >= t).astype(np.float64)
-    return np.clip((d - t + 1.0) / g[:, None], 0.0, 1.0)
-
-
-def _rbo_tied(row_a, row_b, p, variant):
-    """RBO_ext, RBO_min and RBO_max of one pair of rankings with ties (Corsi and Urbano,
-    2024); see :func:`rbo`."""
-    (S_items, S_top, S_g), (L_items, L_top, L_g) = row_a, row_b
-    if S_items.size > L_items.size:
-        (S_items, S_top, S_g), (L_items, L_top, L_g) = (L_items, L_top, L_g), (S_items, S_top, S_g)
-    s, l = S_items.size, L_items.size
-    if l == 0:
-        return np.nan, 0.0, 1.0
-    depths = np.arange(1, l + 1)
-    cS = _contributions(S_top, S_g, depths, variant)
-    cL = _contributions(L_top, L_g, depths, variant)
-    in_S = np.isin(L_items, S_items)
-    pos_S = {int(v): j for j, v in enumerate(S_items)}
-    shared_L = np.flatnonzero(in_S)
-    shared_S = np.array([pos_S[int(v)] for v in L_items[shared_L]], dtype=np.int64)
-    X = (cS[shared_S] * cL[shared_L]).sum(axis=0)          # X_d, d = 1 .. l
-    # the normalisers; below s the unseen items of S count whole (d items)
-    if variant == "a":
-        norm = depths.astype(np.float64)
-    elif variant == "b":
-        sq_S = np.where(depths <= s, (cS ** 2).sum(axis=0), depths)
-        norm = np.sqrt(sq_S * (cL ** 2).sum(axis=0))
-    else:
-        sum_S = np.where(depths <= s, cS.sum(axis=0), depths)
-        norm = (sum_S + cL.sum(axis=0)) / 2.0
-    pw = p ** depths.astype(np.float64)
-    q = (1.0 - p) / p
-    head = depths <= s
-    seen = np.where(head, X / norm, 0.0)
-    tail = ~head
-    x_l = float(in_S.sum())                                    # every item whole at depth l
-    # min: no unseen item agrees
-    low = q * (np.sum(seen * pw) + np.sum(np.where(tail, X / norm, 0.0) * pw)
-               + x_l * (-np.log1p(-p) - np.sum(pw / depths)))
-    # max: the first d - s items of L that S lacks (L's order) agree at depth d
-    lacking = cL[~in_S]                                         # rows in L's order
-    rank = np.arange(lacking.shape[0])[:, None]
-    upto = (rank < (depths - s)[None, :]).astype(np.float64)
-    x_max = X + (lacking * upto).sum(axis=0)
-    f = int(l + s - x_l)
-    far = np.arange(l + 1, f + 1, dtype=np.float64)
-    tail_max = np.sum((2.0 * far - l - s + x_l) / far * p ** far) + p ** (f + 1) / (1.0 - p)
-    high = q * (np.sum(seen * pw) + np.sum(np.where(tail, x_max / norm, 0.0) * pw) + tail_max)
-    if s == 0:
-        return np.nan, low, high
-    # ext: the agreement A_s continues over the unseen items of S
-    a_s = X[s - 1] / norm[s - 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        present = (lacking > 0).sum(axis=0)
-        mean_c = np.where(present > 0, lacking.sum(axis=0) / np.maximum(present, 1), 0.0)
-    x_ext = X + (depths - s) * a_s * mean_c
-    ext = q * (np.sum(seen * pw) + np.sum(np.where(tail, x_ext / norm, 0.0) * pw)
-               + (x_l + (l - s) * a_s) / l * p ** (l + 1) / (1.0 - p))
-    return ext, low, high
 
 
 def jaccard(a, b, k):
