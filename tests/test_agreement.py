@@ -167,7 +167,7 @@ def test_rbo_marker_array_growth_hash_rows_and_restart():
     # the kernel keeps a marker array over the ids (grown as larger ids come), sends a row
     # holding an id >= 2^20 to the hash table, and zeroes the marks when their stamps would
     # wrap (forced here by lowering the limit): every path equals the literal formula
-    import rankereval._agreement as _agreement
+    import rankereval.agreement._kernels as _agreement
 
     rng = np.random.default_rng(3)
     # (first id, ids): the literal's unseen items are 10^6 and up, so no id is near them

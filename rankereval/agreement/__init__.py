@@ -230,7 +230,7 @@ def rbo(a, b, *, p=0.9, k=None, ties=None):
 def _tied_kernel(a, b, rows, k, p, variant):
     """ext, min and max (unclipped) of the tie-aware RBO of the listed rows: the typed
     kernel ``_agreement.rbo_tied_rows`` (O(s l) per pair)."""
-    import rankereval._agreement as _agreement
+    import rankereval.agreement._kernels as _agreement
     from rankereval._threads import effective_n_threads
 
     ia, ib = a.indices, b.indices
