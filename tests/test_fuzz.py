@@ -886,14 +886,17 @@ def metric_params(cls):
     return _METRIC_PARAMS[cls]
 
 
+#: the registry's metrics that are never NaN (counts, trec_eval's always-defined measures)
+NEVER_NAN = {c.__name__ for c in ALL_METRIC_CLASSES if c.info.undefined is None}
+
+
 def _documented_nan(name, params, n_rel, length, n_judged=0):
-    if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "NumNonRelevantJudgedRetrieved",
-                "Utility", "Unjudged", "ScaledRBPResidual"):
-        return False  # counts and trec_eval's always-defined measures: never NaN
+    if name in NEVER_NAN:
+        return False
     if name in ("SetP", "SetRelativeP", "SetAP") and length == 0:
         return True
-    if name in ("FallOut", "AUROC"):  # (they read the ranking: checked against the reference)
-        return None
+    if name in ("FallOut", "AUROC", "LabelRankingLoss"):  # (NaN depends on the ranking or the
+        return None  # catalogue: checked against the reference)
     if name == "Judged":
         return n_judged == 0 or length == 0
     if n_rel == 0:
@@ -962,12 +965,15 @@ def check_scores(metric, y_true, y_pred, out):
         judged_rows = None if judged_rows is None else judged_rows * len(rankings)
     ref_fn = ref.REFERENCE[name]
     takes_judged = "judged" in inspect.signature(ref_fn).parameters
+    takes_n_items = "n_items" in inspect.signature(ref_fn).parameters
     for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
         v = float(out[i])
         # (RNDCG: relevant from its relevance_level on)
         n_rel = sum(1 for x in labels.values() if x > 0 and x >= params.get("relevance_level", 0))
         n_judged = 0 if judged_rows is None else len(judged_rows[i])
         extra = {"judged": None if judged_rows is None else judged_rows[i]} if takes_judged else {}
+        if takes_n_items:
+            extra["n_items"] = y_true.n_items
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
