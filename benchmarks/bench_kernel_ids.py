@@ -7,10 +7,10 @@ thread (``OMP_NUM_THREADS=1``), for each Python given, and subtracts a baseline 
 imports rankereval and builds the same inputs without scoring. Instruction counts do not
 depend on the machine's load, unlike timings.
 
-    python benchmarks/bench_kernel_ids.py --python /work/venv/bin/python --python .venv/bin/python
+    python benchmarks/bench_kernel_ids.py --python /work/venv/bin/python --python .venv/bin/python=.
 
-Each Python imports the rankereval it has installed (run from outside the checkout, or the
-checkout's in-place build is what the current directory's Python imports).
+Each Python imports the rankereval it has installed, or with ``PYTHON=DIR`` the one of the
+source tree ``DIR`` (an in-place build, ``python setup.py build_ext --inplace``).
 """
 import argparse
 import os
@@ -50,16 +50,22 @@ if case != "baseline":
 """
 
 
-def instructions(python, case, size, repeat):
-    """Instructions (callgrind's Ir) of the whole process running ``case``."""
+def instructions(python, case, size, repeat, tool=True):
+    """Instructions (callgrind's Ir) of the whole process running ``case`` (``tool=False``:
+    run it without valgrind, count nothing)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
+    python, _, src = python.partition("=")
+    if src:
+        env["PYTHONPATH"] = os.path.abspath(src)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         code = SCRIPT.format(here=HERE, size=size, case=case, repeat=repeat)
-        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c", code],
-                              cwd=tmp, env=env, capture_output=True, text=True)
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] if tool else []
+        proc = subprocess.run(valgrind + [python, "-c", code], cwd=tmp, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"{python} {case}: {proc.stderr[-2000:]}")
+        if not tool:
+            return None
         found = re.search(r"Collected : (\d+)", proc.stderr)
         return int(found.group(1))
 
@@ -73,11 +79,13 @@ def main(argv=None):
     ap.add_argument("--cases", default=",".join(CASES))
     args = ap.parse_args(argv)
     cases = args.cases.split(",")
+    for py in args.python:  # a first run writes the bytecode caches, which later runs read
+        instructions(py, "baseline", "tiny", 1, tool=False)
     base = {py: instructions(py, "baseline", args.size, args.repeat) for py in args.python}
     print(f"workload (a) at size {args.size!r}, {args.repeat} x (score + mean), OMP_NUM_THREADS=1; "
           "instructions beyond import + generation (baseline: "
           + ", ".join(f"{b / 1e6:.1f}M" for b in base.values()) + ")")
-    print(f"{'case':<22}" + "".join(f"{os.path.basename(os.path.dirname(os.path.dirname(py))):>16}"
+    print(f"{'case':<22}" + "".join(f"{os.path.basename(os.path.dirname(os.path.dirname(py.partition('=')[0]))):>16}"
                                     for py in args.python) + ("   ratio" if len(args.python) == 2 else ""))
     for case in cases:
         counts = [instructions(py, case, args.size, args.repeat) - base[py] for py in args.python]

@@ -1,7 +1,7 @@
 """Typed metric kernels: one pass per ranking, one float64 out per ranking.
 
-Every public function here trusts its caller (``rankereval.metrics._base``) to have checked shapes and
-dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
+Every public function here trusts its caller (``rankereval.metrics._base``) to have checked
+shapes and dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
 broadcast), the first k' items of the ranking are looked up in the label row, producing a
 short list of *hits* (rank of the hit, position of its label in the CSR row). Each metric is
 then a small reduction over that list, so the lookup code exists once.
@@ -116,14 +116,15 @@ cdef inline bint _undefined(int metric, Py_ssize_t n_rel, Py_ssize_t n_judged) n
                 or (metric == JUDGED and n_judged > 0))
 
 
-cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
+cdef double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
                            const float64_t* norm, Py_ssize_t lrow, Py_ssize_t n_rel, Py_ssize_t length,
                            const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
                            const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
                            Py_ssize_t n_jhits, Py_ssize_t n_judged, double n_cat) noexcept nogil:
     """One metric's value for one ranking from the hits of the lookup (made up to the largest
     cutoff of the call): the hits (and judged hits) within this metric's cutoff, its
-    reduction, and NDCG's division by the ideal DCG (``norm``, NULL for the others)."""
+    reduction, and NDCG's division by the ideal DCG (``norm``, NULL for the others). Not
+    inline: called once per metric and row, with ``_reduce`` (its one caller) inlined in it."""
     cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     cdef double v
     if _undefined(metric, n_rel, n_judged):
