@@ -42,7 +42,7 @@ def client():
             cluster.close()
 
 
-METRICS = all_metrics()
+METRICS = all_metrics(partitioned=True)  # (the catalogue metrics: see metric_space)
 
 
 @pytest.fixture(scope="module")
