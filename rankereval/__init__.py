@@ -8,8 +8,10 @@ array([0.        , 0.76536064])
 """
 # The public names are imported on first use (SPEC 1, PEP 562 module ``__getattr__``), so that
 # ``import rankereval`` and the command line's ``--help`` do not pay for NumPy and the compiled
-# kernels. ``_LAZY`` says where each name lives; the ``TYPE_CHECKING`` block below repeats the
-# imports for type checkers and IDEs (tests/test_lazy_import.py checks that the two agree). A
+# kernels. ``_LAZY`` says where each name lives (the metrics: ``_METRICS``) and ``__all__`` is
+# its keys; the ``TYPE_CHECKING`` block below repeats the imports literally, for type checkers
+# and IDEs (tests/test_lazy_import.py checks that the two agree, tests/test_registry.py that
+# ``_METRICS`` holds every registered metric). A
 # block here rather than an ``__init__.pyi`` stub: a stub hides the whole module from type
 # checkers, so it would repeat ``__version__``, ``__all__`` and the rest, and must be shipped.
 from importlib import import_module as _import_module
@@ -39,7 +41,9 @@ _METRICS = (
     "ERRIA", "NERRIA", "AlphaDCG", "AlphaNDCG", "NRBP", "NNRBP", "APIA", "PrecisionIA", "SubtopicRecall",
     "NumQueries",
     # the C/W/L family (rankereval.metrics._cwl)
-    "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat")
+    "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",
+    # scikit-learn's label ranking measures (rankereval.metrics._rank)
+    "CoverageError", "LabelRankingLoss")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -87,6 +91,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
     from rankereval.metrics import NumQueries
     from rankereval.metrics import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
+    from rankereval.metrics import CoverageError, LabelRankingLoss
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:
@@ -99,95 +104,5 @@ else:  # hidden from type checkers, which would accept any attribute of a module
         return value
 del TYPE_CHECKING
 
-__all__ = [
-    "BinaryLabels",
-    "NumericLabels",
-    "IntentLabels",
-    "Rankings",
-    "InvalidValuesWarning",
-    "UndefinedMetricWarning",
-    "evaluate",
-    "Evaluation",
-    "Accumulator",
-    "compare",
-    "Comparison",
-    "Metric",
-    "Precision",
-    "Recall",
-    "F1",
-    "HitRate",
-    "ReciprocalRank",
-    "AP",
-    "Success",
-    "MeanRanks",
-    "FirstRelevantRank",
-    "DCG",
-    "NDCG",
-    "RPrecision",
-    "NumRelevant",
-    "NumRetrieved",
-    "NumRelevantRetrieved",
-    "InterpolatedPrecision",
-    "GMAP",
-    "Bpref",
-    "Judged",
-    "RBP",
-    "ERR",
-    "GMBpref",
-    "InfAP",
-    "RPrecisionMultiple",
-    "Utility",
-    "ElevenPointAP",
-    "BinG",
-    "NormalizedGain",
-    "NDCGRel",
-    "RNDCG",
-    "RelativePrecision",
-    "SetP",
-    "SetRelativeP",
-    "SetR",
-    "SetAP",
-    "SetF",
-    "NumNonRelevantJudgedRetrieved",
-    "Unjudged",
-    "ScaledRBP",
-    "ScaledRBPResidual",
-    "FallOut",
-    "AUROC",
-    "ERRIA",
-    "NERRIA",
-    "AlphaDCG",
-    "AlphaNDCG",
-    "NRBP",
-    "NNRBP",
-    "APIA",
-    "PrecisionIA",
-    "SubtopicRecall",
-    "NumQueries",
-    "SDCG",
-    "INST",
-    "INSQ",
-    "BPM",
-    "NERR8",
-    "NERR9",
-    "NERR10",
-    "NERR11",
-    "Compat",
-    "Novelty",
-    "AveragePopularity",
-    "TailShare",
-    "IntraListDiversity",
-    "SystemMetric",
-    "CatalogCoverage",
-    "DistributionalCoverage",
-    "GiniIndex",
-    "popularity_from",
-    "long_tail_items",
-    "ndcg_score",
-    "dcg_score",
-    "map_score",
-    "precision_at_k",
-    "recall_at_k",
-    "mrr_score",
-    "__version__",
-]
+#: every public name: the lazy table's, in its order (the metrics: ``_METRICS``)
+__all__ = [*_LAZY, "__version__"]

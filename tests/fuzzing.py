@@ -743,7 +743,6 @@ def _metric_params(cls):
 
 
 _METRIC_PARAMS = {cls: _metric_params(cls) for cls in ALL_METRIC_CLASSES}
-_BY_NAME = {cls.__name__: cls for cls in ALL_METRIC_CLASSES}
 
 
 def some_metric(cls, k):
@@ -755,16 +754,18 @@ def metric_params(cls):
     return _METRIC_PARAMS[cls]
 
 
+#: the registry's metrics that are never NaN (counts, trec_eval's always-defined measures,
+#: the C/W/L family: 0 without gain)
+NEVER_NAN = {c.__name__ for c in ALL_METRIC_CLASSES if c.info.undefined is None}
+
+
 def _documented_nan(name, params, n_rel, length, n_judged=0):
-    if _BY_NAME[name].info.undefined is None:
-        return False  # never NaN by its registry entry (e.g. the C/W/L family: 0 without gain)
-    if name in ("NumRelevant", "NumRetrieved", "NumRelevantRetrieved", "NumNonRelevantJudgedRetrieved",
-                "Utility", "Unjudged", "ScaledRBPResidual", "NumQueries"):
-        return False  # counts and trec_eval's always-defined measures: never NaN
+    if name in NEVER_NAN:
+        return False
     if name in ("SetP", "SetRelativeP", "SetAP") and length == 0:
         return True
-    if name in ("FallOut", "AUROC"):  # (they read the ranking: checked against the reference)
-        return None
+    if name in ("FallOut", "AUROC", "LabelRankingLoss"):  # (NaN depends on the ranking or the
+        return None  # catalogue: checked against the reference)
     if name == "Judged":
         return n_judged == 0 or length == 0
     if n_rel == 0:

@@ -31,14 +31,19 @@ def ranked(rows):
     return quiet(Rankings.from_ranked_indices, [list(r) for r in rows])
 
 
-def all_metrics(cutoffs=(1, 3, 10)):
+def all_metrics(cutoffs=(1, 3, 10), partitioned=False):
     """{name: metric} of every registered metric with every combination of its options
     (cutoffs as given): the set the engines' equality tests (Dask, Spark, the entry points,
-    ties) run over, so that a new metric or option is covered by all of them."""
+    ties) run over, so that a new metric or option is covered by all of them.
+    ``partitioned``: leave out the metrics that read the size of the catalogue (the kernel
+    trait CATALOGUE: CoverageError, LabelRankingLoss), which Dask and Spark refuse."""
     from rankereval.metrics._base import _registered
+    from rankereval.metrics._metric_ids import METRIC_IDS, ids_with
 
     out = {}
     for cls in _registered():
+        if partitioned and METRIC_IDS.get(cls.info.kernel) in ids_with("catalogue"):
+            continue
         for params in cls._param_space(cutoffs=cutoffs):
             m = cls(**params)
             out[m.name] = m

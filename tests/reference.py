@@ -417,6 +417,50 @@ def err(labels, ranking, k=None, max_grade=4.0):
 # --------------------------------------------------------------------------- #
 # name -> function (names are the rankereval class names)
 # --------------------------------------------------------------------------- #
+def _catalogue_ranks(ranking, k, n_items):
+    """The catalogue 0 .. N - 1, N = max(n_items, largest ranked id + 1), and the rank of
+    each of its items as scores whose order is the ranking give it: 1 .. k' for the first
+    k' = min(k, |y|) ranked items, k' + 1 (tied) for every other item. Returns (N, k',
+    {item: rank} of the first k' items)."""
+    n = max([n_items] + [item + 1 for item in ranking])
+    kk = len(ranking) if k is None else min(k, len(ranking))
+    return n, kk, {item: i + 1 for i, item in enumerate(ranking[:kk])}
+
+
+def coverage_error(labels, ranking, k=None, n_items=0):
+    """scikit-learn's coverage error of scores s whose order is the ranking:
+    |{j : s_j >= min_{r relevant} s_r}| over the N items, i.e. the items ranked at or above
+    the worst-ranked relevant item (a tie counts as above).  n_rel == 0 -> NaN."""
+    relevant = [item for item, v in labels.items() if v > 0]
+    if not relevant:
+        return NAN
+    n, kk, rank = _catalogue_ranks(ranking, k, n_items)
+    worst = max(rank.get(item, kk + 1) for item in relevant)
+    ranked_at_or_above = sum(1 for r in rank.values() if r <= worst)
+    unranked = n - kk  # every item outside the top k' has rank k' + 1
+    return float(ranked_at_or_above + (unranked if worst >= kk + 1 else 0))
+
+
+def label_ranking_loss(labels, ranking, k=None, n_items=0):
+    """scikit-learn's label ranking loss of scores s whose order is the ranking: the pairs
+    (relevant r, non-relevant j) with s_r <= s_j, over |R| (N - |R|).  No relevant item, or
+    no non-relevant one -> NaN."""
+    relevant = {item for item, v in labels.items() if v > 0}
+    n, kk, rank = _catalogue_ranks(ranking, k, n_items)
+    n_rel = len(relevant)
+    if n_rel == 0 or n_rel == n:
+        return NAN
+    ranked_nonrel = [item for item in rank if item not in relevant]
+    unranked_nonrel = (n - n_rel) - len(ranked_nonrel)  # non-relevant items at rank k' + 1
+    wrong = 0
+    for r in relevant:
+        rr = rank.get(r, kk + 1)
+        wrong += sum(1 for j in ranked_nonrel if rank[j] <= rr)
+        if rr == kk + 1:
+            wrong += unranked_nonrel  # tied with it
+    return wrong / (n_rel * (n - n_rel))
+
+
 REFERENCE = {
     "Precision": precision,
     "Recall": recall,
@@ -439,16 +483,19 @@ REFERENCE = {
     "Judged": judged_at,
     "RBP": rbp,
     "ERR": err,
+    "CoverageError": coverage_error,
+    "LabelRankingLoss": label_ranking_loss,
 }
 
 
-def score_rows(metric_fn, label_rows, rankings, judged_rows=None, **params):
+def score_rows(metric_fn, label_rows, rankings, judged_rows=None, n_items=0, **params):
     """Apply a reference metric row by row, with label broadcasting.
 
     ``label_rows`` is a list of dicts (one per label row), ``rankings`` a list of
     lists.  A single label row serves every ranking; otherwise the counts must
     match.  ``judged_rows`` (a set of judged items per label row, or None) goes to the
-    metrics that take ``judged``.  Returns a list of floats, one per ranking.
+    metrics that take ``judged``, ``n_items`` (the labels' number of items) to those that
+    take it.  Returns a list of floats, one per ranking.
     """
     if len(label_rows) == 1:
         label_rows = [label_rows[0]] * len(rankings)
@@ -459,9 +506,10 @@ def score_rows(metric_fn, label_rows, rankings, judged_rows=None, **params):
             "%d label rows for %d rankings" % (len(label_rows), len(rankings))
         )
     takes_judged = "judged" in inspect.signature(metric_fn).parameters
+    takes_n_items = "n_items" in inspect.signature(metric_fn).parameters
     scores = []
     for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
-        extra = {}
+        extra = {"n_items": n_items} if takes_n_items else {}
         if takes_judged:
             extra["judged"] = None if judged_rows is None else set(judged_rows[i])
         scores.append(float(metric_fn(labels, list(ranking), **extra, **params)))

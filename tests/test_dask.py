@@ -34,7 +34,7 @@ def client(dask_client):
         yield dask_client
 
 
-METRICS = all_metrics()
+METRICS = all_metrics(partitioned=True)  # (the catalogue metrics: see helpers.all_metrics)
 
 
 @pytest.fixture(scope="module")
@@ -354,6 +354,9 @@ def test_bad_arguments(client, frames):
         rd.evaluate(dl, dr, ["ap"], conf_interval=True, n_resamples=1)
     with pytest.raises(ValueError, match="unknown metric|not a known|valid"):
         rd.evaluate(dl, dr, ["nope@3"])
+    for name in ("coverageerror", "labelrankingloss@5"):  # the catalogue size: not shared by partitions
+        with pytest.raises(ValueError, match="number of items of the catalogue, which the partitions of Dask"):
+            rd.evaluate(dl, dr, [name])
     a = da.zeros((10, 3), chunks=(5, 3), dtype=int)
     with pytest.raises(ValueError, match="row chunks"):
         rd.from_arrays(a, da.zeros((10, 3), chunks=(4, 3), dtype=int))

@@ -36,7 +36,8 @@ K_METRICS = REQUIRED_K + OPTIONAL_K
 TRUNCATABLE = [c for c in REGISTRY if "truncated" in c._param_space()[0]]
 DCG_FAMILY = [c for c in REGISTRY if c.info.choices.keys() >= {"relevance_scaling", "log_base"}]
 NO_K = [c for c in REGISTRY if c.info.cutoff == "none"]
-RANK_POSITIONS = [c for c in REGISTRY if c.info.value_range == (1.0, math.inf)]
+# ranks of relevant items, +inf when one is not found (CoverageError's is the catalogue's size)
+RANK_POSITIONS = [c for c in REGISTRY if c.info.value_range == (1.0, math.inf) and c.__name__ != "CoverageError"]
 BINARY_ONLY = [c for c in REGISTRY if c.info.labels == "binary"]
 
 

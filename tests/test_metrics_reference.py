@@ -239,7 +239,7 @@ def check(metric, data, y_true, y_pred, ref_fn, **params):
     refuses the input, e.g. Bpref without judgments, the metric must raise ValueError)."""
     try:
         expected = ref.score_rows(ref_fn, data["label_rows"], data["rankings"],
-                                  judged_rows=data.get("judged_rows"), **params)
+                                  judged_rows=data.get("judged_rows"), n_items=y_true.n_items, **params)
     except ValueError:
         with pytest.raises(ValueError), warnings.catch_warnings():
             warnings.simplefilter("ignore", rankereval.InvalidValuesWarning)

@@ -1,10 +1,13 @@
 """The peers' per-query metrics that rankereval adds: AUROC (scikit-learn's roc_auc_score per
-query, torchmetrics' RetrievalAUROC) and FallOut (torchmetrics' RetrievalFallOut), each
-against the peer that defines it, where installed."""
+query, torchmetrics' RetrievalAUROC), FallOut (torchmetrics' RetrievalFallOut), CoverageError
+and LabelRankingLoss (scikit-learn's coverage_error and label_ranking_loss), each against the
+peer that defines it, where installed."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rankereval import AUROC, BinaryLabels, FallOut, Rankings
+from rankereval import AUROC, BinaryLabels, CoverageError, FallOut, LabelRankingLoss, Rankings
 
 
 def _data(seed, n=40, m=25):
@@ -101,3 +104,52 @@ def test_onefill_is_the_mean_with_undefined_scores_as_one():
     assert ev.means["rr@4"] == pytest.approx(want, rel=1e-15)
     assert ev.n_used["rr@4"] == len(raw) and ev.n_undefined["rr@4"] == int(np.isnan(raw).sum())
     np.testing.assert_array_equal(ev["rr@4"], raw)  # the per-query scores keep their NaN
+
+
+# ---- scikit-learn's multilabel ranking metrics (CoverageError, LabelRankingLoss), per ranking:
+# scikit-learn scores every item; a ranking is the scores whose order it is (the item at
+# rank i scores width - i, every item outside the top k, or outside the ranking, scores 0)
+
+def _scores_of(y_pred, k, n_items):
+    out = np.zeros((y_pred.n_rows, n_items))
+    for i, row in enumerate(y_pred.to_list()):
+        top = row if k is None else row[:k]
+        out[i, top] = len(top) - np.arange(len(top))
+    return out
+
+
+@st.composite
+def _multilabel(draw):
+    n_items = draw(st.integers(2, 9))  # (scikit-learn reads one column as binary, not multilabel)
+    n = draw(st.integers(1, 6))
+    y = np.array(draw(st.lists(st.lists(st.booleans(), min_size=n_items, max_size=n_items), min_size=n, max_size=n)))
+    rankings = [draw(st.permutations(range(n_items)))[:draw(st.integers(0, n_items))] for _ in range(n)]
+    return y, rankings, draw(st.one_of(st.none(), st.integers(1, n_items + 1)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=_multilabel())
+def test_coverage_error_and_label_ranking_loss_are_scikit_learns(data):
+    metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn defines coverage_error, label_ranking_loss")
+    y, rankings, k = data
+    y_true, y_pred = BinaryLabels.from_matrix(y), Rankings.from_ranked_indices(rankings)
+    scores = _scores_of(y_pred, k, y.shape[1])
+    n_rel = y.sum(axis=1)
+    for ours, theirs, undefined in (
+            (CoverageError(k), metrics.coverage_error, n_rel == 0),
+            (LabelRankingLoss(k), metrics.label_ranking_loss, (n_rel == 0) | (n_rel == y.shape[1]))):
+        got = ours.score(y_true, y_pred)
+        np.testing.assert_array_equal(np.isnan(got), undefined)  # scikit-learn gives 0 there
+        want = np.array([theirs(y[i:i + 1], scores[i:i + 1]) for i in range(len(y))])
+        np.testing.assert_allclose(got[~undefined], want[~undefined], rtol=1e-12, atol=0)
+
+
+def test_coverage_error_and_label_ranking_loss_from_scores_match_scikit_learn():
+    """Full rankings from continuous scores (no ties): the two metrics read the scores'
+    order as scikit-learn does, and their means are scikit-learn's."""
+    metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn defines coverage_error, label_ranking_loss")
+    y, scores = _data(3)
+    y_true, y_pred = BinaryLabels.from_matrix(y), Rankings.from_scores(scores)
+    assert CoverageError().mean(y_true, y_pred) == pytest.approx(metrics.coverage_error(y, scores), rel=1e-12)
+    assert LabelRankingLoss().mean(y_true, y_pred) == pytest.approx(metrics.label_ranking_loss(y, scores),
+                                                                    rel=1e-12)

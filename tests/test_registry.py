@@ -21,6 +21,35 @@ REGISTRY = _registered()
 ALL = [cls(**p) for cls in REGISTRY for p in cls._param_space(cutoffs=(1, 10))]
 
 
+def test_kernel_ids_come_from_one_enum_and_every_registered_kernel_is_one():
+    """The metric kernel's names, the sets it and the tie kernel use, and the registry's
+    kernels all derive from the one enum of ``_metric_ids.pxd``."""
+    import rankereval.metrics._kernels as kernels
+    import rankereval.metrics._metric_ids as ids
+    import rankereval.metrics._ties_fast as ties
+
+    n = len(ids.TRAITS)
+    assert sorted(set(ids.METRIC_IDS.values())) == list(range(n))  # every id has a name, none is skipped
+    assert all(ids.METRIC_IDS[m.name.lower()] == m for m in ids.MetricId if m < n)
+    assert kernels.METRIC_IDS is ids.METRIC_IDS
+    assert kernels.JUDGED_IDS == ids.ids_with("judged_items")
+    assert set(ties.TIE_IDS.values()) == ids.ids_with("tie_expected")
+    kernel_names = {cls.info.kernel for cls in _registered() if cls.info.kernel != "profile"}
+    assert kernel_names <= set(ids.METRIC_IDS)
+    # every reduction is some registered metric's (no dead id); a reduction chosen by a
+    # metric's options (AP's denominator, RBP's residual) appears through its kernel arguments
+    y = BinaryLabels.from_positive_indices([[0, 1]]).with_judged([[0, 1, 2]])
+    r = Rankings.from_ranked_indices([[2, 0, 3]])
+    used = set()
+    for cls in _registered():
+        if cls.info.kernel == "profile":
+            continue
+        for params in cls._param_space(cutoffs=(3,)):
+            args = cls(**params)._kernel_args(y, r)
+            used.add(ids.METRIC_IDS[args.get("kernel", cls.info.kernel)])
+    assert used == set(range(n))
+
+
 def test_registry_and_public_lists_agree():
     # everything=True adds the beyond-accuracy metrics, which need data inputs (test_beyond.py)
     names = {cls.__name__ for cls in _registered(everything=True)}
@@ -28,6 +57,8 @@ def test_registry_and_public_lists_agree():
                                        "popularity_from", "long_tail_items", "Adjusted"}
     assert set(REGISTRY) <= set(_registered(everything=True))
     assert names <= set(rankereval.__all__)
+    metric_exports = set(rm.__all__) - {"MetricInfo", "from_name", "metric_names", "Adjusted"}
+    assert metric_exports == set(rankereval._METRICS)  # the root's lazy table of the metrics
     for name in names:
         assert getattr(rankereval, name) is getattr(rm, name)
     assert metric_names() == [cls.info.name for cls in _registered(everything=True)]
@@ -212,5 +243,7 @@ def test_undefined_warning_names_metric_count_and_reason(cls):
 @pytest.mark.parametrize("cls", REGISTRY, ids=lambda c: c.__name__)
 def test_direction_matches_the_value_range(cls):
     # rank positions (1 is best, +inf is not found) are the metrics where lower is better
-    # (and FallOut, the share of the non-relevant items ranked high)
-    assert cls.info.higher_is_better == (cls.info.value_range != (1.0, float("inf")) and cls.__name__ != "FallOut")
+    # (and the losses: FallOut, the share of the non-relevant items ranked high;
+    # LabelRankingLoss, the share of the pairs in the wrong order)
+    losses = ("FallOut", "LabelRankingLoss")
+    assert cls.info.higher_is_better == (cls.info.value_range != (1.0, float("inf")) and cls.__name__ not in losses)

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.spark
 B = 200
 
 
-METRICS = all_metrics()
+METRICS = all_metrics(partitioned=True)  # (the catalogue metrics: see helpers.all_metrics)
 
 
 def make_frames(kind="str", seed=12, n=40):

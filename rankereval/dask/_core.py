@@ -18,6 +18,7 @@ from rankereval.stats import _engine
 from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
+from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
 from rankereval.evaluation._columns import score_columns as _score_columns
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
@@ -622,6 +623,7 @@ def evaluate(labels, run=None, metrics=None, *, relevance_level=1, nan_handling=
     if metrics is None:
         raise TypeError("evaluate() needs metrics, e.g. evaluate(labels, run, ['ndcg@10', 'map'])")
     columns = _metric_columns(metrics)
+    _refuse_catalogue_metrics(columns, "Dask")
     opts, seed = _engine.merged_options("evaluate", nan_handling=nan_handling, conf_interval=conf_interval,
                                         n_resamples=n_resamples, n_bootstrap_samples=n_bootstrap_samples,
                                         confidence=confidence, random_state=random_state)

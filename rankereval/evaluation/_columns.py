@@ -15,6 +15,20 @@ from rankereval.metrics._system import SystemMetric
 __all__ = ["metric_columns", "check_relevance_level", "score_columns"]
 
 
+def refuse_catalogue_metrics(columns, where):
+    """ValueError for a metric that reads the size of the catalogue (the kernel trait
+    CATALOGUE: CoverageError, LabelRankingLoss) in an entry point over partitions (Dask,
+    Spark), whose partitions number their items apart and so do not share that size."""
+    from rankereval.metrics._metric_ids import METRIC_IDS, ids_with
+
+    catalogue = ids_with("catalogue")
+    for name, m in columns:
+        if METRIC_IDS.get(m.info.kernel) in catalogue:
+            raise ValueError(f"metric {name!r} reads the number of items of the catalogue, which the "
+                             f"partitions of {where} do not share (each numbers its items apart); "
+                             "compute it with rankereval.evaluate on the whole data")
+
+
 def metric_columns(metrics):
     """``[(column name, Metric)]`` from a list of metrics/names or a dict {column: metric/name}.
 

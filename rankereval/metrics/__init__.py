@@ -50,6 +50,7 @@ from rankereval.metrics._diversity import (  # isort: skip
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._profile import NumQueries  # isort: skip
 from rankereval.metrics._cwl import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat  # isort: skip
+from rankereval.metrics._rank import CoverageError, LabelRankingLoss  # isort: skip
 from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, Novelty,  # isort: skip
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
@@ -57,84 +58,10 @@ from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage,
 from rankereval.metrics._adjusted import Adjusted  # isort: skip
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
 
-__all__ = [
-    "Metric",
-    "MetricInfo",
-    "Precision",
-    "Recall",
-    "F1",
-    "HitRate",
-    "ReciprocalRank",
-    "AP",
-    "Success",
-    "MeanRanks",
-    "FirstRelevantRank",
-    "DCG",
-    "NDCG",
-    "RPrecision",
-    "NumRelevant",
-    "NumRetrieved",
-    "NumRelevantRetrieved",
-    "InterpolatedPrecision",
-    "GMAP",
-    "Bpref",
-    "Judged",
-    "RBP",
-    "ERR",
-    "GMBpref",
-    "InfAP",
-    "RPrecisionMultiple",
-    "Utility",
-    "ElevenPointAP",
-    "BinG",
-    "NormalizedGain",
-    "NDCGRel",
-    "RNDCG",
-    "RelativePrecision",
-    "SetP",
-    "SetRelativeP",
-    "SetR",
-    "SetAP",
-    "SetF",
-    "NumNonRelevantJudgedRetrieved",
-    "Unjudged",
-    "ScaledRBP",
-    "ScaledRBPResidual",
-    "FallOut",
-    "AUROC",
-    "ERRIA",
-    "NERRIA",
-    "AlphaDCG",
-    "AlphaNDCG",
-    "NRBP",
-    "NNRBP",
-    "APIA",
-    "PrecisionIA",
-    "SubtopicRecall",
-    "NumQueries",
-    "SDCG",
-    "INST",
-    "INSQ",
-    "BPM",
-    "NERR8",
-    "NERR9",
-    "NERR10",
-    "NERR11",
-    "Compat",
-    "Novelty",
-    "AveragePopularity",
-    "TailShare",
-    "IntraListDiversity",
-    "SystemMetric",
-    "CatalogCoverage",
-    "DistributionalCoverage",
-    "GiniIndex",
-    "popularity_from",
-    "long_tail_items",
-    "Adjusted",
-    "from_name",
-    "metric_names",
-]
+#: the public names: the base classes, every registered metric (the registry, in its order:
+#: the order of the imports above) and the helpers
+__all__ = ["Metric", "MetricInfo", *(cls.__name__ for cls in _registered(everything=True)),
+           "SystemMetric", "popularity_from", "long_tail_items", "Adjusted", "from_name", "metric_names"]
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).

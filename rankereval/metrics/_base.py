@@ -19,7 +19,7 @@ import rankereval.metrics._kernels as _kernels
 from rankereval._stack import user_stacklevel
 from rankereval._utils._switches import forced
 from rankereval._threads import effective_n_threads
-from rankereval._validation import bitset_fits, check_k, check_nan_handling, check_real
+from rankereval._validation import bitset_fits, check_flag, check_k, check_nan_handling, check_real
 from rankereval.data import BinaryLabels, Labels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
 
@@ -589,6 +589,19 @@ class Metric:
         return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
 
 
+# The bases of the metrics by their parameters (every family module uses them): a cutoff k
+# with the truncated flag, an optional cutoff, no parameter (the whole ranking).
+class _CutoffMetric(Metric):
+    """A binary metric with a cutoff ``k`` and an optional ``truncated`` flag."""
+
+    def __init__(self, k, truncated=False):
+        self.k = check_k(k)
+        self.truncated = check_flag(truncated, "truncated")
+
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": self.k, "truncated": self.truncated}
+
+
 class _OptionalCutoffMetric(Metric):
     """A metric whose one parameter is a cutoff ``k`` that may be None (the whole ranking)."""
 
@@ -597,6 +610,16 @@ class _OptionalCutoffMetric(Metric):
 
     def _kernel_args(self, y_true, y_pred):
         return {"k": self.k}
+
+
+class _WholeRankingMetric(Metric):
+    """A metric over the whole ranking (no cutoff, no parameter)."""
+
+    def __init__(self):
+        pass
+
+    def _kernel_args(self, y_true, y_pred):
+        return {"k": None}
 
 
 def _score_many(metrics, y_true, y_pred):

@@ -2,22 +2,11 @@
 
 Each needs :class:`~rankereval.BinaryLabels` (an item is relevant or not).
 """
-from rankereval._validation import check_choice, check_flag, check_k
-from rankereval.metrics._base import Metric, MetricInfo, _OptionalCutoffMetric
+from rankereval._validation import check_choice, check_k
+from rankereval.metrics._base import Metric, MetricInfo, _CutoffMetric, _OptionalCutoffMetric
 
 
 _DENOMINATORS = ("min", "relevant")
-
-
-class _CutoffMetric(Metric):
-    """A binary metric with a cutoff ``k`` and an optional ``truncated`` flag."""
-
-    def __init__(self, k, truncated=False):
-        self.k = check_k(k)
-        self.truncated = check_flag(truncated, "truncated")
-
-    def _kernel_args(self, y_true, y_pred):
-        return {"k": self.k, "truncated": self.truncated}
 
 
 class Precision(_CutoffMetric):

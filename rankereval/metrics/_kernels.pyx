@@ -1,7 +1,7 @@
 """Typed metric kernels: one pass per ranking, one float64 out per ranking.
 
-Every public function here trusts its caller (the metric classes, ``metrics/_base.py``) to have checked shapes and
-dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
+Every public function here trusts its caller (``rankereval.metrics._base``) to have checked
+shapes and dtypes. For each ranking ``i`` with label row ``r`` (``r = 0`` when one label row is
 broadcast), the first k' items of the ranking are looked up in the label row, producing a
 short list of *hits* (rank of the hit, position of its label in the CSR row). Each metric is
 then a small reduction over that list, so the lookup code exists once.
@@ -55,41 +55,14 @@ cdef extern from "_lookup.h":
                                     int32_t* hit_rank, int32_t* hit_pos, bint first_only) noexcept nogil
 
 
-# Metric reductions. Each metric class names its reduction in its registry entry
-# (``MetricInfo.kernel``, a key of METRIC_IDS); ``score`` refuses any other id.
-cdef enum:
-    PRECISION = 0
-    RECALL = 1
-    F1 = 2
-    HITRATE = 3
-    RECIPROCAL_RANK = 4
-    AP = 5
-    MEAN_RANKS = 6
-    FIRST_RELEVANT_RANK = 7
-    DCG = 8
-    SUCCESS = 9
-    AP_RELEVANT = 10
-    RPREC = 11
-    NUM_REL = 12
-    NUM_RET = 13
-    NUM_REL_RET = 14
-    IPREC = 15
-    BPREF = 16
-    JUDGED = 17
-    RBP_RESIDUAL = 18
-    ERR = 19
+# Metric reductions: the ids, their names and traits are declared once, in _metric_ids.pxd.
+# Each metric class names its reduction in its registry entry (``MetricInfo.kernel``, a key
+# of METRIC_IDS); ``score`` refuses any other id.
+from rankereval.metrics._metric_ids cimport *
+from rankereval.metrics._metric_ids import METRIC_IDS, ids_with
 
-METRIC_IDS = {
-    "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
-    "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
-    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG, "success": SUCCESS,
-    "ap_relevant": AP_RELEVANT, "rprec": RPREC, "num_rel": NUM_REL, "num_ret": NUM_RET,
-    "num_rel_ret": NUM_REL_RET, "iprec": IPREC, "bpref": BPREF, "judged": JUDGED,
-    # rank-biased precision is DCG's reduction with the discounts (1 - p) p^(i - 1)
-    "rbp": DCG, "rbp_residual": RBP_RESIDUAL, "err": ERR,
-}
 #: the reductions that read the judged items of a row (labels with judgments)
-JUDGED_IDS = frozenset({BPREF, JUDGED, RBP_RESIDUAL})
+JUDGED_IDS = ids_with("judged_items")
 
 
 cdef enum:
@@ -102,8 +75,6 @@ cdef enum:
     BITSET = 1
     SEARCH = 2
     SCAN = 3
-
-_METRIC_ID_SET = frozenset(METRIC_IDS.values())
 
 LOOKUP_IDS = {"auto": AUTO, "bitset": BITSET, "search": SEARCH, "scan": SCAN}
 
@@ -145,45 +116,31 @@ cdef inline bint _undefined(int metric, Py_ssize_t n_rel, Py_ssize_t n_judged) n
                 or (metric == JUDGED and n_judged > 0))
 
 
-cdef inline double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
+cdef double _finish(int metric, Py_ssize_t k, bint truncated, int power, const float64_t* disc,
                            const float64_t* norm, Py_ssize_t lrow, Py_ssize_t n_rel, Py_ssize_t length,
                            const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
-                           const float64_t* vals, bint binary) noexcept nogil:
+                           const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
+                           Py_ssize_t n_jhits, Py_ssize_t n_judged, double n_cat) noexcept nogil:
     """One metric's value for one ranking from the hits of the lookup (made up to the largest
-    cutoff of the call): the hits within this metric's cutoff, its reduction, and NDCG's
-    division by the ideal DCG (``norm``, NULL for the others). The metrics from AP_RELEVANT
-    on go through ``_finish_more``."""
+    cutoff of the call): the hits (and judged hits) within this metric's cutoff, its
+    reduction, and NDCG's division by the ideal DCG (``norm``, NULL for the others). Not
+    inline: called once per metric and row, with ``_reduce`` (its one caller) inlined in it."""
     cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     cdef double v
-    if _undefined(metric, n_rel, 0):
-        return NAN
-    while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
-        n_hits -= 1
-    v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated, vals, disc, power, binary)
-    if norm != NULL:
-        # DCG <= IDCG exactly, but the two sums round differently: a near-ideal ranking of
-        # near-equal labels can land an ulp above 1, so clip. An IDCG that underflowed to 0
-        # gives 0, as the definition says.
-        v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
-    return v
-
-
-cdef double _finish_more(int metric, Py_ssize_t k, const float64_t* disc, Py_ssize_t n_rel,
-                         Py_ssize_t length, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
-                         const float64_t* vals, bint binary, double param, const int32_t* jhit_rank,
-                         Py_ssize_t n_jhits, Py_ssize_t n_judged) noexcept nogil:
-    """``_finish`` of the reductions of trec_eval's measures, Judged, RBP's residual and ERR
-    (ids from AP_RELEVANT on): apart, so that the older metrics' path stays as it was.
-    ``jhit_rank``: the ranks of the judged items (for JUDGED_IDS; else unused)."""
-    cdef Py_ssize_t kk = length if (k < 0 or k > length) else k
     if _undefined(metric, n_rel, n_judged):
         return NAN
     while n_hits > 0 and hit_rank[n_hits - 1] >= kk:
         n_hits -= 1
     while n_jhits > 0 and jhit_rank[n_jhits - 1] >= kk:
         n_jhits -= 1
-    return _reduce_more(metric, hit_rank, hit_pos, n_hits, n_rel, kk, vals, disc, binary, param,
-                        jhit_rank, n_jhits, n_judged)
+    v = _reduce(metric, hit_rank, hit_pos, n_hits, n_rel, kk, k, truncated, vals, disc, power, binary,
+                param, jhit_rank, n_jhits, n_judged, n_cat)
+    if norm != NULL:
+        # DCG <= IDCG exactly, but the two sums round differently: a near-ideal ranking of
+        # near-equal labels can land an ulp above 1, so clip. An IDCG that underflowed to 0
+        # gives 0, as the definition says.
+        v = min(v / norm[lrow], 1.0) if norm[lrow] > 0 else 0.0
+    return v
 
 
 cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py_ssize_t n_rel,
@@ -197,78 +154,72 @@ cdef inline bint _all_undefined(const int32_t* metrics, Py_ssize_t n_metrics, Py
 
 cdef inline double _reduce(int metric, const int32_t* hit_rank, const int32_t* hit_pos, Py_ssize_t n_hits,
                            Py_ssize_t n_rel, Py_ssize_t kk, Py_ssize_t k, bint truncated,
-                           const float64_t* vals, const float64_t* disc, int power, bint binary) noexcept nogil:
-    """The metric value of one ranking from its hits (see the module docstring)."""
-    cdef Py_ssize_t t
-    cdef double p, r, s
+                           const float64_t* vals, const float64_t* disc, int power, bint binary,
+                           double param, const int32_t* jhit_rank, Py_ssize_t n_jhits,
+                           Py_ssize_t n_judged, double n_cat) noexcept nogil:
+    """The metric value of one ranking from its hits (see the module docstring): one branch
+    per id of _metric_ids.pxd, one switch (an if/elif chain on constants, which Cython
+    compiles to a C switch). ``param``: ERR's 2^-max_grade, the recall level of
+    interpolated precision; 0 for the others. ``jhit_rank``: the ranks of the judged items
+    (for the ids with the trait JUDGED_ITEMS; else unused). ``n_cat``: the number of items
+    of the row's catalogue, the labels' items and every ranked id (for the ids with the
+    trait CATALOGUE; else unused)."""
+    cdef Py_ssize_t t, j, c, n_nonrel, above
+    cdef double p, r, s, best, decay
     if metric == PRECISION:
         if truncated:
             return NAN if kk == 0 else n_hits / <double> kk
         return n_hits / <double> k
-    if metric == RECALL:
+    elif metric == RECALL:
         return n_hits / <double> (min(n_rel, k) if truncated else n_rel)
-    if metric == F1:
+    elif metric == F1:
         if n_hits == 0:
             return 0.0
         p = n_hits / <double> (kk if truncated else k)
         r = n_hits / <double> (min(n_rel, k) if truncated else n_rel)
         return 2.0 * p * r / (p + r)
-    if metric == HITRATE:  # defined for exactly one relevant item (see _undefined)
+    elif metric == HITRATE:  # defined for exactly one relevant item (see _undefined)
         return 1.0 if n_hits > 0 else 0.0
-    if metric == RECIPROCAL_RANK:
+    elif metric == RECIPROCAL_RANK:
         return 1.0 / (hit_rank[0] + 1) if n_hits > 0 else 0.0
-    if metric == SUCCESS:
+    elif metric == SUCCESS:
         return 1.0 if n_hits > 0 else 0.0
-    if metric == AP:
+    elif metric == AP:
         s = 0.0
         for t in range(n_hits):
             s += (t + 1) / <double> (hit_rank[t] + 1)
         return s / (n_rel if k < 0 else min(k, n_rel))  # k < 0: the whole ranking
-    if metric == MEAN_RANKS:
+    elif metric == MEAN_RANKS:
         if n_hits == 0:
             return INFINITY
         s = 0.0
         for t in range(n_hits):
             s += hit_rank[t] + 1
         return s / n_hits
-    if metric == FIRST_RELEVANT_RANK:
+    elif metric == FIRST_RELEVANT_RANK:
         return hit_rank[0] + 1.0 if n_hits > 0 else INFINITY
-    if metric == DCG:
+    elif metric == DCG:
         s = 0.0
         for t in range(n_hits):
             s += (1.0 if binary else _gain(vals[hit_pos[t]], power)) * disc[hit_rank[t]]
         return s
-    return NAN  # unreachable: ``score`` refuses unknown ids before the loop
-
-
-cdef inline double _reduce_more(int metric, const int32_t* hit_rank, const int32_t* hit_pos,
-                                Py_ssize_t n_hits, Py_ssize_t n_rel, Py_ssize_t kk, const float64_t* vals,
-                                const float64_t* disc, bint binary, double param,
-                                const int32_t* jhit_rank, Py_ssize_t n_jhits,
-                                Py_ssize_t n_judged) noexcept nogil:
-    """The reductions of trec_eval's measures (AP over R, R-precision, the counts,
-    interpolated precision, bpref), Judged, RBP's residual and ERR; apart from ``_reduce``
-    so that the older metrics' code is unchanged. ``param``: ERR's 2^-max_grade, the recall
-    level of interpolated precision."""
-    cdef Py_ssize_t t, j, c, n_nonrel, above
-    cdef double s, best, r, decay
-    if metric == AP_RELEVANT:  # trec_eval's map_cut: divided by the number of relevant items
+    elif metric == AP_RELEVANT:  # trec_eval's map_cut: divided by the number of relevant items
         s = 0.0
         for t in range(n_hits):
             s += (t + 1) / <double> (hit_rank[t] + 1)
         return s / n_rel
-    if metric == RPREC:  # relevant items in the top R, over R
+    elif metric == RPREC:  # relevant items in the top R, over R
         t = 0
         while t < n_hits and hit_rank[t] < n_rel:
             t += 1
         return t / <double> n_rel
-    if metric == NUM_REL:
+    elif metric == NUM_REL:
         return <double> n_rel
-    if metric == NUM_RET:
+    elif metric == NUM_RET:
         return <double> kk
-    if metric == NUM_REL_RET:
+    elif metric == NUM_REL_RET:
         return <double> n_hits
-    if metric == IPREC:
+    elif metric == IPREC:
         # trec_eval 10: the level as a number of relevant items, lround(level * R); the
         # highest precision at or after the rank where that many were found (0 if never)
         c = lround(param * n_rel)
@@ -280,7 +231,7 @@ cdef inline double _reduce_more(int metric, const int32_t* hit_rank, const int32
             if r > best:
                 best = r
         return best
-    if metric == BPREF:
+    elif metric == BPREF:
         # judged non-relevant items ranked above each relevant one (the relevant items are
         # judged ones too): judged hits above it minus relevant hits above it
         n_nonrel = n_judged - n_rel
@@ -295,14 +246,14 @@ cdef inline double _reduce_more(int metric, const int32_t* hit_rank, const int32
             else:
                 s += 1.0
         return s / n_rel
-    if metric == JUDGED:
+    elif metric == JUDGED:
         return NAN if kk == 0 else n_jhits / <double> kk
-    if metric == RBP_RESIDUAL:  # the weight of every rank not judged: 1 - that of the judged ones
+    elif metric == RBP_RESIDUAL:  # the weight of every rank not judged: 1 - that of the judged ones
         s = 0.0
         for j in range(n_jhits):
             s += disc[jhit_rank[j]]
         return max(1.0 - s, 0.0)
-    if metric == ERR:
+    elif metric == ERR:
         s = 0.0
         decay = 1.0
         for t in range(n_hits):
@@ -310,6 +261,20 @@ cdef inline double _reduce_more(int metric, const int32_t* hit_rank, const int32
             s += r * decay / (hit_rank[t] + 1)
             decay *= 1.0 - r
         return s
+    elif metric == COVERAGE_ERROR:
+        # the rank of the last relevant item; a relevant item outside the top kk ties with
+        # every unranked item at the bottom, so covering it takes the whole catalogue
+        return n_cat if n_hits < n_rel else hit_rank[n_hits - 1] + 1.0
+    elif metric == LABEL_RANKING_LOSS:
+        # (relevant, non-relevant) pairs in the wrong order over all such pairs: the
+        # non-relevant items ranked above each ranked relevant one, and every non-relevant
+        # item for a relevant one outside the top kk (ranked above it or tied with it)
+        if n_rel >= n_cat:
+            return NAN  # no non-relevant item: no pair to order
+        s = (n_rel - n_hits) * (n_cat - n_rel)
+        for t in range(n_hits):
+            s += hit_rank[t] - t
+        return s / (n_rel * (n_cat - n_rel))
     return NAN  # unreachable: ``score`` refuses unknown ids before the loop
 
 
@@ -345,31 +310,32 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
             or out.shape[1] != n_metrics or out.shape[0] != n or params.shape[0] != n_metrics:
         raise ValueError("one k, flag, gain, parameter, discount row and norm row per metric, and an "
                          "(n_rankings, n_metrics) output")
-    for m in range(n_metrics):
-        if metrics[m] not in _METRIC_ID_SET:
-            raise ValueError(f"unknown metric id {metrics[m]}; known: {METRIC_IDS}")
-        if metrics[m] == DCG and discs.shape[1] < width:
-            raise ValueError("DCG needs a discount for every rank of the rankings")
-        if divides[m] and norms.shape[1] < l_indptr.shape[0] - 1:
-            raise ValueError("a norm row needs one value per label row")
-        if (metrics[m] == RBP_RESIDUAL) and discs.shape[1] < width:
-            raise ValueError("RBP needs a weight for every rank of the rankings")
     cdef bint need_judged = False
-    for m in range(n_metrics):
-        need_judged = need_judged or metrics[m] in JUDGED_IDS
-    if need_judged and j_indptr.shape[0] != l_indptr.shape[0]:
-        raise ValueError("the judged items need one CSR row per label row")
-    cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint need_pos = False
+    cdef bint need_cat = False  # the size of each row's catalogue (CATALOGUE)
     # metrics that only need the first hit stop looking there (a 1000-long ranking is
     # common), when every metric of the call is one of them
     cdef bint first_only = True
+    cdef int traits
+    for m in range(n_metrics):
+        if metrics[m] < 0 or metrics[m] >= N_METRIC_IDS:
+            raise ValueError(f"unknown metric id {metrics[m]}; known: {METRIC_IDS}")
+        traits = metric_traits(metrics[m])
+        if traits & RANK_WEIGHTS and discs.shape[1] < width:
+            raise ValueError(f"metric id {metrics[m]} ({'DCG' if metrics[m] == DCG else 'RBP'}) "
+                             "needs a discount (weight) for every rank of the rankings")
+        if divides[m] and norms.shape[1] < l_indptr.shape[0] - 1:
+            raise ValueError("a norm row needs one value per label row")
+        need_judged = need_judged or traits & JUDGED_ITEMS
+        need_cat = need_cat or traits & CATALOGUE
+        need_pos = need_pos or (traits & HIT_VALUES and not binary)
+        first_only = first_only and traits & FIRST_HIT
+    if need_judged and j_indptr.shape[0] != l_indptr.shape[0]:
+        raise ValueError("the judged items need one CSR row per label row")
+    cdef bint broadcast = l_indptr.shape[0] == 2 and n != 1
     cdef bint whole = False
     cdef Py_ssize_t k_max = 0
     for m in range(n_metrics):
-        need_pos = need_pos or ((metrics[m] == DCG or metrics[m] == ERR) and not binary)
-        first_only = first_only and (metrics[m] == RECIPROCAL_RANK or metrics[m] == FIRST_RELEVANT_RANK
-                                     or metrics[m] == SUCCESS)
         if ks[m] < 0:
             whole = True
         elif ks[m] > k_max:
@@ -377,6 +343,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
     if whole:
         k_max = -1
     cdef Py_ssize_t i, j, jb = 0, lrow, ls, n_rel, length, kk, n_hits, js, n_judged, n_jhits
+    cdef double n_cat
     cdef Py_ssize_t j_nnz = j_ind.shape[0]
     cdef int32_t* jhit_rank = NULL
     cdef int32_t* jhit_pos = NULL
@@ -463,8 +430,13 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                         for m in range(n_metrics):
                             out[i, m] = NAN
                         continue
+                n_cat = <double> n_items
                 if not _all_undefined(mp, n_metrics, n_rel, n_judged):
                     row = rbase + i * width
+                    if need_cat:  # the row's catalogue: the labels' items and every ranked id
+                        for j in range(length):
+                            if row[j] >= n_cat:
+                                n_cat = row[j] + 1.0
                     if i + PREFETCH_AHEAD < n:
                         re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
                     if n_rel > 0:  # (without relevant items nothing to look up: the counts, Judged)
@@ -484,7 +456,7 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                                 re_bitset_mark(bits, lab, n_rel, n_ids, False)
                         else:
                             n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
-                        if need_pos and how != SEARCH:  # graded DCG: where each hit's label is, for its value
+                        if need_pos and how != SEARCH:  # HIT_VALUES: where each hit's label is, for its value
                             for j in range(n_hits):
                                 hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
                     if jneed and n_judged > 0:  # the judged items: a second lookup, in the row's judged ids
@@ -495,26 +467,17 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                             n_jhits = re_scan_hits(row, kk, jlab, n_judged, n_ids, jhit_rank, False)
                 # every metric reduces the hits within its own cutoff (hits are in rank order)
                 if n_metrics == 1:  # one metric: no loop, all hits are within its cutoff
-                    if metric0 >= AP_RELEVANT:
-                        out[i, 0] = _finish_more(metric0, k0, dp, n_rel, length, hit_rank, hit_pos, n_hits,
-                                                 vals + ls if vals != NULL else NULL, binary, param0,
-                                                 jhit_rank, n_jhits, n_judged)
-                    else:
-                        out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
-                                            hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary)
+                    out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
+                                        hit_rank, hit_pos, n_hits, vals + ls if vals != NULL else NULL, binary,
+                                        param0, jhit_rank, n_jhits, n_judged, n_cat)
                 else:
                     for m in range(n_metrics):
-                        if mp[m] >= AP_RELEVANT:
-                            out[i, m] = _finish_more(mp[m], kp[m], dp + m * n_disc if dp != NULL else NULL,
-                                                     n_rel, length, hit_rank, hit_pos, n_hits,
-                                                     vals + ls if vals != NULL else NULL, binary, prm[m],
-                                                     jhit_rank, n_jhits, n_judged)
-                        else:
-                            out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
-                                                dp + m * n_disc if dp != NULL else NULL,
-                                                np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
-                                                lrow, n_rel, length, hit_rank, hit_pos, n_hits,
-                                                vals + ls if vals != NULL else NULL, binary)
+                        out[i, m] = _finish(mp[m], kp[m], tp[m] != 0, pp[m],
+                                            dp + m * n_disc if dp != NULL else NULL,
+                                            np_ + m * n_norm if np_ != NULL and dvp[m] else NULL,
+                                            lrow, n_rel, length, hit_rank, hit_pos, n_hits,
+                                            vals + ls if vals != NULL else NULL, binary, prm[m],
+                                            jhit_rank, n_jhits, n_judged, n_cat)
         free(bits)
         free(hit_rank)
         free(hit_pos)

@@ -48,15 +48,11 @@ def metric_names(aliases=False):
     Examples
     --------
     >>> from rankereval.metrics import metric_names
-    >>> metric_names()  # doctest: +NORMALIZE_WHITESPACE
-    ['p', 'recall', 'f1', 'hitrate', 'ap', 'success', 'rr', 'meanranks', 'firstrelevantrank',
-     'dcg', 'ndcg', 'rbp', 'err', 'rprec', 'numrel', 'numret', 'numrelret', 'iprec', 'gmap',
-     'bpref', 'gmbpref', 'judged', 'infap', 'rprecmult', 'utility', '11ptavg', 'bing', 'g',
-     'ndcgrel', 'rndcg', 'relp', 'setp', 'setrelp', 'setr', 'setap', 'setf', 'numnonreljudgedret',
-     'unj', 'scaledrbp', 'scaledrbpresid', 'fallout', 'auroc', 'numq', 'sdcg', 'inst', 'insq', 'bpm',
-     'nerr8', 'nerr9', 'nerr10', 'nerr11', 'compat', 'alpha_dcg', 'alpha_ndcg', 'err_ia',
-     'nerr_ia', 'p_ia', 'strec', 'ap_ia', 'nrbp', 'nnrbp', 'novelty', 'arp', 'tailshare', 'ild',
-     'coverage', 'entropy', 'gini']
+    >>> names = metric_names()
+    >>> names[:6]
+    ['p', 'recall', 'f1', 'hitrate', 'ap', 'success']
+    >>> {"ndcg", "rbp", "err", "gmap", "ild", "coverage"} <= set(names)
+    True
     >>> metric_names(aliases=True)["ap"]
     ('map', 'averageprecision')
     """

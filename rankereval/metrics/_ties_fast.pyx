@@ -67,32 +67,13 @@ cdef extern from *:
                        Py_ssize_t n, int descending) noexcept nogil
 
 
-# The reductions with an expected value over tied orders (names as the metric kernel's
-# METRIC_IDS); a metric whose reduction is not here is refused by rankereval.metrics._ties.
-cdef enum:
-    PRECISION = 0
-    RECALL = 1
-    F1 = 2
-    HITRATE = 3
-    RECIPROCAL_RANK = 4
-    AP = 5
-    MEAN_RANKS = 6
-    FIRST_RELEVANT_RANK = 7
-    DCG = 8
-    SUCCESS = 9
-    AP_RELEVANT = 10
-    RPREC = 11
-    NUM_REL = 12
-    NUM_RET = 13
-    NUM_REL_RET = 14
+# The reductions with an expected value over tied orders: the ids of the metric kernel
+# (_metric_ids.pxd) with the trait TIE_EXPECTED; a metric whose reduction is not here is
+# refused by rankereval.metrics._ties.
+from rankereval.metrics._metric_ids cimport *
+from rankereval.metrics._metric_ids import METRIC_IDS, ids_with
 
-TIE_IDS = {
-    "precision": PRECISION, "recall": RECALL, "f1": F1, "hitrate": HITRATE,
-    "reciprocal_rank": RECIPROCAL_RANK, "ap": AP, "mean_ranks": MEAN_RANKS,
-    "first_relevant_rank": FIRST_RELEVANT_RANK, "dcg": DCG, "rbp": DCG, "success": SUCCESS,
-    "ap_relevant": AP_RELEVANT, "rprec": RPREC, "num_rel": NUM_REL, "num_ret": NUM_RET,
-    "num_rel_ret": NUM_REL_RET,
-}
+TIE_IDS = {name: i for name, i in METRIC_IDS.items() if i in ids_with("tie_expected")}
 
 
 cdef inline double _gain(double v, int power) noexcept nogil:

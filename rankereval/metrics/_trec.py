@@ -5,8 +5,7 @@ Each needs :class:`~rankereval.BinaryLabels` (an item is relevant or not). Bpref
 also need to know which items were judged: labels with judgments (:attr:`Labels.judged
 <rankereval.BinaryLabels.judged>`, filled by :mod:`rankereval.io`).
 """
-from rankereval.metrics._base import Metric, MetricInfo, RealParam, _OptionalCutoffMetric
-from rankereval.metrics._rank import _WholeRankingMetric
+from rankereval.metrics._base import Metric, MetricInfo, RealParam, _OptionalCutoffMetric, _WholeRankingMetric
 
 
 class RPrecision(_WholeRankingMetric):

@@ -17,6 +17,7 @@ from rankereval.stats._engine import geometric_columns as _geometric, merge_part
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level as _check_relevance_level
 from rankereval.evaluation._columns import metric_columns as _metric_columns, score_columns as _score_columns
+from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag
@@ -459,6 +460,7 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     grade_col, _ = _engine.renamed(label_col, grade_col, "label_col", "grade_col", "label",
                                    "rankereval.spark.evaluate", unset=_UNSET)
     columns = _metric_columns(metrics)
+    _refuse_catalogue_metrics(columns, "Spark")
     opts, seed = _engine.merged_options("evaluate", nan_handling=nan_handling, conf_interval=conf_interval,
                                         n_resamples=n_resamples, n_bootstrap_samples=n_bootstrap_samples,
                                         confidence=confidence, random_state=random_state)
@@ -646,6 +648,7 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     check_real(relevance_level, "relevance_level")
     metric_names, metric_objs = _resolve_metrics(metrics)
     columns = list(zip(metric_names, metric_objs))
+    _refuse_catalogue_metrics(columns, "Spark")
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
