@@ -834,12 +834,15 @@ def check_scores(metric, y_true, y_pred, out):
         judged_rows = None if judged_rows is None else judged_rows * len(rankings)
     ref_fn = ref.REFERENCE[name]
     takes_judged = "judged" in inspect.signature(ref_fn).parameters
+    takes_n_items = "n_items" in inspect.signature(ref_fn).parameters
     for i, (labels, ranking) in enumerate(zip(label_rows, rankings)):
         v = float(out[i])
         # (RNDCG: relevant from its relevance_level on)
         n_rel = sum(1 for x in labels.values() if x > 0 and x >= params.get("relevance_level", 0))
         n_judged = 0 if judged_rows is None else len(judged_rows[i])
         extra = {"judged": None if judged_rows is None else judged_rows[i]} if takes_judged else {}
+        if takes_n_items:
+            extra["n_items"] = y_true.n_items
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -179,7 +179,7 @@ def test_rbo_marker_array_growth_hash_rows_and_restart():
         pool = first + rng.choice(span, size=min(span, 40), replace=False)
         a.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
         b.append(list(rng.permutation(pool)[: rng.integers(0, 25)]))
-    ra, rb = _rankings(a), _rankings(b)
+    ra, rb = ranked(a), ranked(b)
     previous = _agreement._set_stamp_limit(200)       # a restart every few rows
     try:
         restarted = rbo(ra, rb, p=0.8)
@@ -354,7 +354,7 @@ def rbo_tied_literal(a, b, p, variant):
     return ext, q * sums["min"], q * sums["max"]
 
 
-def _tied_rankings(rows, n_items=16):
+def _tiedranked(rows, n_items=16):
     """Rankings keeping ties from rows of groups (item ids < n_items); the recorded order
     puts a group's items by id."""
     scores = np.zeros((len(rows), n_items))
@@ -379,7 +379,7 @@ def tied_ranking(draw, max_items=7):
 
 
 def test_tied_rankings_are_built_as_drawn():
-    r = _tied_rankings([[[3], [1, 5, 7], [2]], [[4, 6]]])
+    r = _tiedranked([[[3], [1, 5, 7], [2]], [[4, 6]]])
     assert r.to_list() == [[3, 1, 5, 7, 2], [4, 6]]
     assert r.has_ties
 
@@ -387,8 +387,8 @@ def test_tied_rankings_are_built_as_drawn():
 @given(pairs=hst.lists(hst.tuples(tied_ranking(), tied_ranking()), min_size=1, max_size=4),
        p=hst.floats(0.1, 0.95), variant=hst.sampled_from(["a", "b", "w"]))
 def test_rbo_ties_equal_the_literal_formulas(pairs, p, variant):
-    a = _tied_rankings([x for x, _ in pairs])
-    b = _tied_rankings([y for _, y in pairs])
+    a = _tiedranked([x for x, _ in pairs])
+    b = _tiedranked([y for _, y in pairs])
     r = rbo(a, b, p=p, ties=variant)
     plain = rbo(a, b, p=p)
     for i, (x, y) in enumerate(pairs):
@@ -427,8 +427,8 @@ def _cut_groups(groups, k):
 def test_rbo_ties_kernel_cut_at_k_equals_the_literal(pairs, p, variant, k):
     # the typed tie-aware kernel on uneven rankings cut at k (tied groups crossing k kept
     # whole) against the literal transcription of the cut groups
-    a = _tied_rankings([x for x, _ in pairs])
-    b = _tied_rankings([y for _, y in pairs])
+    a = _tiedranked([x for x, _ in pairs])
+    b = _tiedranked([y for _, y in pairs])
     r = rbo(a, b, p=p, k=k, ties=variant)
     for i, (x, y) in enumerate(pairs):
         if not any(len(g) > 1 for g in x + y):
@@ -494,7 +494,7 @@ def test_rbo_a_min_is_the_mean_over_tied_orders(x, y, p):
     # (linear in them) is the mean of the untied min over those orders
     orders = [(u, v) for u in _orders(x) for v in _orders(y)]
     untied = rbo(ranked([u for u, _ in orders]), ranked([v for _, v in orders]), p=p)
-    r = rbo(_tied_rankings([x]), _tied_rankings([y]), p=p, ties="a")
+    r = rbo(_tiedranked([x]), _tiedranked([y]), p=p, ties="a")
     assert r.min[0] == pytest.approx(untied.min.mean(), abs=1e-9)
     assert untied.min.min() - 1e-9 <= r.min[0] <= untied.min.max() + 1e-9
 
@@ -507,7 +507,7 @@ def test_rbo_ties_hand_worked_example():
     # min = (1-p)/p (A_1 p + A_2 p^2) + X_l (ln 2 - p - p^2/2) = 2 ln 2 - 3/4.
     # 'b': A_1 = (1/2) / sqrt(1/2 * 1/2) = 1; 'w': both in at depth 1, A_1 = 2*2/(2+2) = 1:
     # ext = 1, min = 3/4 + 2 (ln 2 - 5/8) = 2 ln 2 - 1/2.
-    a = _tied_rankings([[[0, 1]]])
+    a = _tiedranked([[[0, 1]]])
     expected = {"a": (0.75, 2 * math.log(2) - 0.75), "b": (1.0, 2 * math.log(2) - 0.5),
                 "w": (1.0, 2 * math.log(2) - 0.5)}
     for variant, (ext, low) in expected.items():
@@ -532,8 +532,8 @@ def test_rbo_ties_on_untied_rankings_equal_the_plain_value():
 
 
 def test_rbo_ties_cut_at_k_keeps_the_group_whole():
-    a = _tied_rankings([[[0], [1, 2, 3], [4]]])
-    b = _tied_rankings([[[1], [0], [2], [3], [4]]])
+    a = _tiedranked([[[0], [1, 2, 3], [4]]])
+    b = _tiedranked([[[1], [0], [2], [3], [4]]])
     r = rbo(a, b, p=0.7, k=2, ties="a")
     ext, lo, hi = rbo_tied_literal([[0], [1, 2, 3]], [[1], [0]], 0.7, "a")
     assert r.ext[0] == pytest.approx(ext) and r.min[0] == pytest.approx(lo)
@@ -559,7 +559,7 @@ def test_agreement_subcommand_with_ties(tmp_path, capsys):
         assert main(["agreement", str(run_a), str(run_b), "-p", "0.7", "--ties", ties, "-f", "json"]) == 0
         results[ties] = json.loads(capsys.readouterr().out)["queries"][0]
         # the API on the same groups: d1, d2, d3 as items 1, 2, 3
-        expected = rbo(_tied_rankings([[[1, 2], [3]]]), _tied_rankings([[[1], [2, 3]]]), p=0.7, ties=ties)
+        expected = rbo(_tiedranked([[[1, 2], [3]]]), _tiedranked([[[1], [2, 3]]]), p=0.7, ties=ties)
         assert results[ties]["rbo"] == pytest.approx(expected.ext[0], rel=1e-12)
         assert results[ties]["rbo_min"] == pytest.approx(expected.min[0], rel=1e-12)
         assert results[ties]["rbo_max"] == pytest.approx(expected.max[0], rel=1e-12)
@@ -586,7 +586,7 @@ def test_rbo_webber_moffat_zobel_figure_5():
     average_overlap = [0.0, 0.0, 0.222, 0.292, 0.313, 0.317, 0.312]
     S, T = "abcdefg", "zcavwxy"
     ids = {c: i for i, c in enumerate(sorted(set(S + T)))}
-    a, b = _rankings([[ids[c] for c in S]]), _rankings([[ids[c] for c in T]])
+    a, b = ranked([[ids[c] for c in S]]), ranked([[ids[c] for c in T]])
     for p in (0.5, 0.9):
         ext = [float(rbo(a, b, p=p, k=d).ext[0]) for d in range(1, 8)]
         A = [ext[0]]
@@ -630,7 +630,7 @@ def test_rbo_ties_corsi_urbano_readme_example():
                  "w": (0.7068257, 0.3429684, 0.9049857, 0.5620173),
                  "b": (0.7207131, 0.3509163, 0.9129336, 0.5620173)}
     for variant, values in published.items():
-        r = rbo(_tied_rankings([x]), _tied_rankings([y]), p=0.95, ties=variant)
+        r = rbo(_tiedranked([x]), _tiedranked([y]), p=0.95, ties=variant)
         got = (r.ext[0], r.min[0], r.max[0], r.res[0])
         assert got == pytest.approx(values, abs=6e-8)
 
@@ -652,8 +652,8 @@ i21 i20 (i1 i16 i19) (i5 i10) i4,(i12 i17) (i2 i3 i8 i11) (i15 i18) (i6 i13) (i7
 def test_rbo_ties_equal_corsi_urbano_test_data(row):
     x, y, p, *values = row.split(",")
     values = [float(v) for v in values]
-    a = _tied_rankings([_urbano_ranking(x)], n_items=32)
-    b = _tied_rankings([_urbano_ranking(y)], n_items=32)
+    a = _tiedranked([_urbano_ranking(x)], n_items=32)
+    b = _tiedranked([_urbano_ranking(y)], n_items=32)
     for j, variant in enumerate("wab"):
         r = rbo(a, b, p=float(p), ties=variant)
         got = (r.ext[0], r.min[0], r.max[0], r.res[0])
