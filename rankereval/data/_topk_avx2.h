@@ -1,25 +1,18 @@
-/* Top-k with AVX2 (included by _topk.h, which chooses it at run time: re_topk_isa): the
- * compress scan's kernel (re_compress_avx2, below; where many scores pass the sampled
- * threshold), and the block scan of _topk.h (re_scan_blocks) compiled for AVX2 and F16C,
- * with the block test of float32, float64 and float16 scores (float16 converted to
- * float32: vcvtph2ps; exact, and NaN, infinities and signed zeros keep their order and
- * ties) written for it, 8 scores an instruction: "not x <= t, or x == -inf" (t is
- * finite) flags the scores above t and the NaN and infinite ones in two comparisons; int64
- * and the other integers: the portable test, which the compiler vectorises (int64 with
- * vpcmpgtq, which SSE2 lacks).
- *
- * What it buys over the portable core compiled for SSE2: benchmarks/bench_topk.py --paths,
- * whose table is on docs/guide/performance.rst (2 000 x 20 000 scores). With the portable
- * block test compiled for AVX2 instead of these, float16 took 1.4-1.7x the time and
- * float64 at k = 10 1.25-1.4x (4 000 x 20 000, 2 threads, against the code before). */
+/* Top-k: the primitives of the AVX2 path (the interface: _topk_traits.h), over the portable
+ * ones: the block test of float32, float64 and float16 scores (float16 converted by F16C,
+ * exact), 8 scores an instruction, and the compress scan. Integer blocks keep the portable
+ * test, which the compiler vectorises for AVX2 where the algorithm is compiled for it. */
 #ifndef RANKEREVAL_TOPK_AVX2_H
 #define RANKEREVAL_TOPK_AVX2_H
 
-#define RE_AVX2_F16C __attribute__((target("avx2,f16c")))
+#include "_topk_portable.h"
 
-struct re_block_test_avx2 : re_block_test {
-    using re_block_test::test;
-    /* F: float32 vectors of 8 scores, each loaded by LOAD(q) */
+#if RE_TOPK_X86
+
+struct re_isa_avx2 : re_isa_portable {
+    using re_isa_portable::block;
+    /* "not x <= t, or x == -inf" (t is finite) flags the scores above t and the NaN and
+     * infinite ones in two comparisons; F: float32 vectors of 8 scores, each loaded by LOAD */
 #define RE_FLAG8(LOAD, VT)                                                                          \
     const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());               \
     __m256 f[4], any = _mm256_setzero_ps();                                                         \
@@ -33,16 +26,16 @@ struct re_block_test_avx2 : re_block_test {
     for (int q = 0; q < 4; ++q) mask |= (uint32_t) _mm256_movemask_ps(f[q]) << (8 * q);            \
     return mask;
 
-    RE_AVX2_F16C static inline uint32_t test(const float* p, float t) {
+    RE_TARGET_AVX2 static inline uint32_t block(const float* p, float t) {
         const __m256 vt = _mm256_set1_ps(t);
         RE_FLAG8(_mm256_loadu_ps(p + 8 * q), vt)
     }
-    RE_AVX2_F16C static inline uint32_t test(const re_half* p, re_half t) {
+    RE_TARGET_AVX2 static inline uint32_t block(const re_half* p, re_half t) {
         const __m256 vt = _mm256_set1_ps(_cvtsh_ss(t.bits));
         RE_FLAG8(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*) (p + 8 * q))), vt)
     }
 #undef RE_FLAG8
-    RE_AVX2_F16C static inline uint32_t test(const double* p, double t) {
+    RE_TARGET_AVX2 static inline uint32_t block(const double* p, double t) {
         const __m256d vt = _mm256_set1_pd(t), minus_inf = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
         __m256d f[8], any = _mm256_setzero_pd();
         for (int q = 0; q < 8; ++q) {
@@ -55,31 +48,17 @@ struct re_block_test_avx2 : re_block_test {
         for (int q = 0; q < 8; ++q) mask |= (uint32_t) _mm256_movemask_pd(f[q]) << (4 * q);
         return mask;
     }
-};
 
-/* flatten: re_scan_blocks and the tests inlined into this function, compiled for its target */
-template <typename T, typename ID>
-__attribute__((target("avx2,f16c"), flatten)) static void re_scan_blocks_avx2(const T* row, Py_ssize_t m, re_topk<T, ID>& st) {
-    re_scan_blocks<re_block_test_avx2>(row, m, st);
-}
-
-/* The compress scan's kernel (re_compress_scan of _topk.h): each 32 scores compared with t,
- * the block's flags less its exclusions, and the ids of each 8 moved to the front by a
- * permutation (vpermd, its lanes from a table of the 256 masks) of the block's ids, which
- * advance by an addition. NaN and infinite scores are flagged with the scores above t ("not
- * x <= t, or x == -inf", as in the block test) and left out and counted when the ids become
- * entries (a few thousand a row at most), so the first pass is exact: no watching, and no
- * second pass. */
-#define RE_AVX2_POPCNT __attribute__((target("avx2,f16c,popcnt")))
-
-struct re_compress_avx2 {
-    /* From k >= m / 128, int32 from k >= m / 256: below that the block scan, which skips
-     * the blocks without flagged scores, was as fast or faster (4 000 x 20 000 scores with
-     * 200 000 exclusions, k = 100, this scan against the block scan in one process: float32
-     * 1.04-1.08x the time in 5 runs, 0.89x in one without exclusions; float64 1.06-1.07x
-     * in 2; int32 0.82-0.99x in 5) */
+    /* The compress scan: each 32 scores flagged as in the block test, less the block's
+     * exclusions, and the ids of each 8 moved to the front by a permutation (vpermd, its
+     * lanes from a table of the 256 masks) of the block's ids, which advance by an addition.
+     * NaN and infinite scores are flagged too and left out (and counted) when the ids become
+     * entries: the first pass is exact. From k >= m / 128 (int32: m / 256); below that the
+     * block scan, which skips the blocks without flagged scores, is as fast. */
     template <typename T>
-    static inline Py_ssize_t parts() {
+    struct compresses : re_compressible<T> {};
+    template <typename T>
+    static inline Py_ssize_t compress_parts() {
         return std::numeric_limits<T>::is_integer && sizeof(T) == 4 ? 256 : 128;
     }
     struct table { /* for each 8-bit mask, its set bits' lanes first (then zeros) */
@@ -98,10 +77,9 @@ struct re_compress_avx2 {
         return t;
     }
 
-    /* the flags of a block of 32 scores: above t, NaN or infinite (t is finite) */
 #define RE_FLAGS(T, V, SUF, W)                                                                       \
-    RE_AVX2_POPCNT static inline V set1(T t) { return _mm256_set1_##SUF(t); }                         \
-    RE_AVX2_POPCNT static inline uint32_t flags(const T* p, V vt) {                                   \
+    RE_TARGET_AVX2 static inline V set1(T t) { return _mm256_set1_##SUF(t); }                         \
+    RE_TARGET_AVX2 static inline uint32_t flags(const T* p, V vt) {                                   \
         const V minus_inf = _mm256_set1_##SUF(-std::numeric_limits<T>::infinity());                  \
         uint32_t f = 0;                                                                              \
         for (int q = 0; q < 32 / W; ++q) {                                                           \
@@ -115,9 +93,9 @@ struct re_compress_avx2 {
     RE_FLAGS(float, __m256, ps, 8)
     RE_FLAGS(double, __m256d, pd, 4)
 #undef RE_FLAGS
-    RE_AVX2_POPCNT static inline __m256i set1(int32_t t) { return _mm256_set1_epi32(t); }
-    RE_AVX2_POPCNT static inline __m256i set1(int64_t t) { return _mm256_set1_epi64x((long long) t); }
-    RE_AVX2_POPCNT static inline uint32_t flags(const int32_t* p, __m256i vt) {
+    RE_TARGET_AVX2 static inline __m256i set1(int32_t t) { return _mm256_set1_epi32(t); }
+    RE_TARGET_AVX2 static inline __m256i set1(int64_t t) { return _mm256_set1_epi64x((long long) t); }
+    RE_TARGET_AVX2 static inline uint32_t flags(const int32_t* p, __m256i vt) {
         uint32_t f = 0;
         for (int q = 0; q < 4; ++q)
             f |= (uint32_t) _mm256_movemask_ps(_mm256_castsi256_ps(
@@ -125,7 +103,7 @@ struct re_compress_avx2 {
                  << (8 * q);
         return f;
     }
-    RE_AVX2_POPCNT static inline uint32_t flags(const int64_t* p, __m256i vt) {
+    RE_TARGET_AVX2 static inline uint32_t flags(const int64_t* p, __m256i vt) {
         uint32_t f = 0;
         for (int q = 0; q < 8; ++q)
             f |= (uint32_t) _mm256_movemask_pd(_mm256_castsi256_pd(
@@ -134,15 +112,15 @@ struct re_compress_avx2 {
         return f;
     }
 
-    template <bool EXACT, typename T>
-    RE_AVX2_POPCNT static inline bool blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
-                                             re_compress_state<T, re_compress_avx2>& cs, Py_ssize_t& j) {
+    /* The blocks row[j:j + 32] from j = 0 while whole; exact in one pass (returns true). */
+    template <bool EXACT, typename T, typename CS>
+    RE_TARGET_AVX2 static inline bool compress(const T* row, Py_ssize_t m, CS& cs, Py_ssize_t& j) {
         const table& tab = lanes();
         const __m256i eight = _mm256_set1_epi32(8);
         __m256i id8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); /* the ids of the next 8 scores */
-        auto vt = set1(st.t);
+        auto vt = set1(cs.threshold());
         for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-            if (cs.block()) vt = set1(st.t);
+            if (cs.block()) vt = set1(cs.threshold());
             const uint32_t keep = flags(row + j, vt) & ~cs.excluded(j);
             for (int q = 0; q < 4; ++q) {
                 const uint32_t mask = (keep >> (8 * q)) & 0xff;
@@ -155,10 +133,10 @@ struct re_compress_avx2 {
         return true;
     }
 
-    /* the entries of the ids, NaN and infinite scores left out and counted in bad */
+    /* The entries of the ids, NaN and infinite scores left out and counted in bad */
     template <typename T>
-    static inline Py_ssize_t entries(const T* row, const int32_t* ids, Py_ssize_t n, re_entry<T, int32_t>* out,
-                                     int64_t& bad) {
+    static inline Py_ssize_t compress_entries(const T* row, const int32_t* ids, Py_ssize_t n,
+                                              re_entry<T, int32_t>* out, int64_t& bad) {
         Py_ssize_t w = 0;
         for (Py_ssize_t i = 0; i < n; ++i) {
             const T v = row[ids[i]];
@@ -170,12 +148,7 @@ struct re_compress_avx2 {
         }
         return w;
     }
-
-    template <typename T>
-    __attribute__((target("avx2,f16c,popcnt"), flatten)) static void scan(const T* row, Py_ssize_t m,
-                                                                          re_topk<T, int32_t>& st) {
-        re_compress_scan<re_compress_avx2>(row, m, st);
-    }
 };
 
+#endif /* RE_TOPK_X86 */
 #endif /* RANKEREVAL_TOPK_AVX2_H */
