@@ -928,10 +928,11 @@ def test_performance_page_shows_the_published_run():
     printed = subprocess.run([sys.executable, script, "--paths-table", paths], capture_output=True, text=True,
                              check=True).stdout
     assert printed.count("list-table") == 1 and printed.strip() in text
-    builds = os.path.join(root, "benchmarks", "published", "topk_builds.json")
-    printed = subprocess.run([sys.executable, script, "--builds-table", builds], capture_output=True, text=True,
-                             check=True).stdout
-    assert printed.count("list-table") == 1 and printed.strip() in text
+    for name in ("topk_builds.json", "topk_builds_traits.json", "topk_builds_traits_20k.json"):
+        builds = os.path.join(root, "benchmarks", "published", name)
+        printed = subprocess.run([sys.executable, script, "--builds-table", builds], capture_output=True, text=True,
+                                 check=True).stdout
+        assert printed.count("list-table") == 1 and printed.strip() in text, name
 
 
 def test_result_pages_written_first():

@@ -113,7 +113,7 @@ cdef enum:
 def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
     """The per-thread selection buffer (``cap`` of :func:`topk`) for the top ``k`` of rows
     with at most ``most`` candidates each, dense rows of ``m`` scores scanned whole (0 when
-    the rows are sparse or only listed ids are read): ``_topk.h``, ``re_topk_cap``."""
+    the rows are sparse or only listed ids are read): ``_topk_traits.h``, ``re_topk_cap``."""
     if k < 1 or most < k or m < 0:
         raise ValueError("buffer_size: needs 1 <= k <= most and m >= 0")
     return re_topk_cap(k, most, m)
@@ -121,7 +121,7 @@ def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
 
 def sampled_threshold(const float[::1] row, Py_ssize_t k):
     """The threshold from which :func:`topk` scans the dense float32 ``row`` at ``k`` (estimated
-    on a sample of the row: ``_topk.h``, ``re_sample_threshold``), or None where it starts from
+    on a sample of the row: ``_topk_algo.h``, ``re_sample_threshold``), or None where it starts from
     none. For the tests."""
     cdef float t = 0
     if row.shape[0] == 0 or k < 1:
@@ -214,7 +214,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
                 if is_dense:
                     mode = RE_LISTED if v_mode else RE_DENSE
                     # the row this thread takes next (the same chunk, or any with one thread), read
-                    # ahead while this one is worked on (_topk.h: re_readahead)
+                    # ahead while this one is worked on (_topk_traits.h: re_readahead)
                     nxt = (&dense[i + 1, 0] if ((i + 1) % ROWS_PER_CHUNK != 0 or n_threads == 1) and i + 1 < n
                            else NULL)
                     row_fn(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,

@@ -1,13 +1,17 @@
 /* Top-k: the primitives of the AVX2 path (the interface: _topk_traits.h), over the portable
  * ones: the block test of float32, float64 and float16 scores (float16 converted by F16C,
  * exact), 8 scores an instruction, and the compress scan. Integer blocks keep the portable
- * test, which the compiler vectorises for AVX2 where the algorithm is compiled for it. */
+ * test, which the compiler vectorises for AVX2 where the algorithm is compiled for it. The
+ * winners' words are sorted by buckets and transposition rounds. */
 #ifndef RANKEREVAL_TOPK_AVX2_H
 #define RANKEREVAL_TOPK_AVX2_H
 
 #include "_topk_portable.h"
 
 #if RE_TOPK_X86
+
+/* the bucket sorts' limit: a bucket of more words than this, and the radix sort instead */
+enum { RE_BUCKET_ROUNDS = 12 };
 
 struct re_isa_avx2 : re_isa_portable {
     using re_isa_portable::block;
@@ -131,6 +135,66 @@ struct re_isa_avx2 : re_isa_portable {
             }
         }
         return true;
+    }
+
+    /* The winners' words by a bucket sort where their keys spread evenly (else the radix
+     * sort): a counting pass puts them in about n buckets of equal key ranges, then odd-even
+     * transposition rounds over the array, 4 words a vector, sort every bucket at once (the
+     * comparisons across two buckets never swap; L rounds sort L words), as many rounds as the
+     * fullest bucket has words, fewer when two in a row swap nothing, and only as far as the
+     * bucket holding position len - 1. AVX2 compares 64-bit lanes as signed integers, so the
+     * words are placed with their top bit flipped, and left so: the algorithm reads only their
+     * low halves and whether high halves are equal. The next row is requested a line every 32
+     * words placed and every 4 vectors of a round. */
+    RE_TARGET_AVX2 static inline uint64_t* sort_words(uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                                      uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count,
+                                                      re_readahead& ra) {
+        if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
+        int nb_bits = re_bit_width((uint32_t) n);
+        const int bits = re_bit_width(hi - lo);
+        if (nb_bits > bits) nb_bits = bits;
+        const int shift = bits - nb_bits;
+        const uint32_t nb = ((hi - lo) >> shift) + 1;
+        std::memset(count, 0, sizeof(uint32_t) * nb);
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            if ((i & 31) == 0) ra.step();
+            key[i] = (key[i] - lo) >> shift;
+            ++count[key[i]];
+        }
+        uint32_t pos = 0, most = 0; /* the sizes become the buckets' starts */
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint32_t c = count[b];
+            count[b] = pos;
+            pos += c;
+            most = c > most ? c : most;
+        }
+        if (most > RE_BUCKET_ROUNDS) return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
+        const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
+        const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
+        const uint64_t flip = (uint64_t) 1 << 63;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            if ((i & 31) == 0) ra.step();
+            dst[count[key[i]]++] = src[i] ^ flip;
+        }
+        for (int i = 0; i < 16; ++i) dst[n + i] = ~flip; /* the last vectors' padding: the largest */
+        const __m256i odd = _mm256_setr_epi64x(0, -1, 0, -1);
+        bool clean_before = false;
+        for (uint32_t round = 0; round < most; ++round) {
+            int swapped = 0;
+            for (Py_ssize_t j = round & 1; j < limit; j += 4) {
+                if ((j & 12) == 0) ra.step();
+                const __m256i v = _mm256_loadu_si256((const __m256i*) (dst + j));
+                const __m256i p = _mm256_permute4x64_epi64(v, 0xb1); /* neighbours swapped: 1 0 3 2 */
+                /* distinct words: the even lane takes its partner when greater, the odd when not */
+                const __m256i take = _mm256_xor_si256(_mm256_cmpgt_epi64(v, p), odd);
+                swapped |= _mm256_movemask_pd(_mm256_castsi256_pd(take));
+                _mm256_storeu_si256((__m256i*) (dst + j), _mm256_blendv_epi8(v, p, take));
+            }
+            const bool clean = swapped == 0;
+            if (clean && clean_before) break;
+            clean_before = clean;
+        }
+        return dst;
     }
 
     /* The entries of the ids, NaN and infinite scores left out and counted in bad */

@@ -222,7 +222,7 @@ RE_TARGET_AVX512 static inline void re_sample_keys_avx512(const float* row, Py_s
     *hi = _mm512_reduce_max_epu32(vhi);
 }
 
-/* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
+/* The sampled threshold's bisection (the traits' kth_key) with AVX-512, on all the sampled
  * keys at once (16 compared a vector, without the histogram, whose increments of a few
  * popular counters form chains through memory): the largest key with at least r of the
  * keys at or above it. The keys become their offsets from the smallest, lo (in place), and
@@ -369,7 +369,7 @@ RE_TARGET_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
     _mm512_mask_storeu_epi64(w + 8, m[1], b);
 }
 
-/* The bucket sort of the winners' words (re_topk::write_packed): the first len of the words
+/* The bucket sort of the winners' words (the traits' sort_words): the first len of the words
  * src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i], and is
  * overwritten) sorted into dst[0:len] (the others after them; dst has room for n + 16), when
  * their keys spread evenly enough: a counting pass puts them in about n buckets of equal
@@ -381,7 +381,7 @@ RE_TARGET_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
  * the bucket that holds position len - 1. Returns false, having sorted nothing, when there
  * are 2^RE_BUCKET_BITS words or more or a bucket holds more than RE_BUCKET_ROUNDS (keys
  * bunched together: then the radix sort). No branch depends on a word. */
-enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_FEW = 4 };
+enum { RE_BUCKET_FEW = 4 };
 
 RE_TARGET_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                             uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
@@ -498,12 +498,13 @@ struct re_isa_avx512 : re_isa_avx2 {
         re_words_avx512(buf, n, key, w, lo, hi);
     }
 
-    /* the bucket sort where the keys spread evenly, else the radix sort */
+    /* the bucket sort where the keys spread evenly, else the radix sort (the AVX2 bucket
+     * sort's conditions are the same) */
     RE_TARGET_AVX512 static inline uint64_t* sort_words(uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                                         uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count,
                                                         re_readahead& ra) {
         if (re_bucket_sort_avx512(src, key, n, len, lo, hi, dst, count, ra)) return dst;
-        return re_isa_avx2::sort_words(src, key, n, len, lo, hi, dst, count, ra);
+        return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
     }
 };
 
