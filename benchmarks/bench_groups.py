@@ -34,7 +34,7 @@ import sys
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-if glob.glob(os.path.join(ROOT, "rankereval", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "_topk*.pyd")):
+if glob.glob(os.path.join(ROOT, "rankereval", "data", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "data", "_topk*.pyd")):
     sys.path.insert(0, ROOT)
 elif sys.path and os.path.abspath(sys.path[0] or ".") == os.path.abspath(ROOT):
     sys.path.pop(0)

@@ -48,7 +48,7 @@ median over the rounds of each process's median of ``--repeats`` calls. Its JSON
 ``benchmarks/results/topk_paths.json``) prints as a table with ``--paths-table FILE``.
 
 ``--builds LABEL=SO[,LABEL=SO...]`` compares the kernel of this checkout with other builds of
-it (the compiled ``rankereval._topk`` modules named, e.g. of an older commit built in a
+it (the compiled ``rankereval.data._topk`` modules named, e.g. of an older commit built in a
 worktree: ``git worktree add /tmp/old 9d75bd2 && cd /tmp/old && python setup.py build_ext
 --inplace``): for each instruction-set path (``--isa``, child processes as above) all the
 modules are loaded side by side in one process and called in turns, the order reversed every
@@ -68,7 +68,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 # benchmark the in-place build of this checkout if there is one, else the installed package
-if glob.glob(os.path.join(ROOT, "rankereval", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "_topk*.pyd")):
+if glob.glob(os.path.join(ROOT, "rankereval", "data", "_topk*.so")) + glob.glob(os.path.join(ROOT, "rankereval", "data", "_topk*.pyd")):
     sys.path.insert(0, ROOT)
 elif sys.path and os.path.abspath(sys.path[0] or ".") == os.path.abspath(ROOT):
     sys.path.pop(0)

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 import rankereval.data._convert as _convert
-import rankereval._topk as _topk
+import rankereval.data._topk as _topk
 from rankereval._stack import user_stacklevel
 from rankereval._threads import effective_n_threads as _n_threads
 from rankereval._validation import check_k

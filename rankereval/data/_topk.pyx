@@ -1,7 +1,8 @@
 """Typed top-k selection of ``Rankings.from_scores``: the loops over rows.
 
 The selection itself (one pass per row, running threshold, exclusions merged while
-scanning, stable sort of the winners) is in ``_topk.h``; ``rankereval/data/_rankings.py`` validates the input,
+scanning, stable sort of the winners) is in ``_topk_algo.h``, compiled once per
+instruction-set path (``_topk.h``); ``rankereval/data/_rankings.py`` validates the input,
 chooses the buffer size and writes the messages.
 
 Scores are read in their own type. They arrive here as bytes (a ``uint8`` view of the
@@ -12,8 +13,7 @@ specialisation per score type keeps the extension small and quick to build.
 from cython.parallel cimport parallel, prange
 from libc.stdlib cimport calloc, free
 
-from rankereval._typedefs cimport int8_t, int64_t
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int8_t, int64_t, uint8_t
 
 import numpy as np
 
@@ -23,13 +23,81 @@ cdef extern from "_topk.h":
         RE_DENSE
         RE_LISTED
         RE_SPARSE
+    enum:
+        RE_N_PATHS
+    ctypedef void (*re_topk_row_fn)(int code, bint out64, int mode, const void* scores, const int64_t* ids,
+                                    Py_ssize_t length, Py_ssize_t m, const int64_t* keep, const int64_t* keep_end,
+                                    Py_ssize_t k, const int64_t* x, const int64_t* x_end, void* scratch,
+                                    Py_ssize_t cap, void* out, Py_ssize_t width, int64_t* out_len, int64_t* n_bad,
+                                    const void* next) noexcept nogil
+    ctypedef bint (*re_topk_sampled_fn)(const float* row, Py_ssize_t m, Py_ssize_t k, float* t) noexcept nogil
     Py_ssize_t re_topk_cap(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m) noexcept nogil
     size_t re_topk_scratch_bytes(Py_ssize_t cap, Py_ssize_t m) noexcept nogil
-    void re_topk_row(int code, bint out64, int mode, const void* scores, const int64_t* ids, Py_ssize_t length,
-                     Py_ssize_t m, const int64_t* keep, const int64_t* keep_end, Py_ssize_t k, const int64_t* x,
-                     const int64_t* x_end, void* scratch, Py_ssize_t cap, void* out, Py_ssize_t width,
-                     int64_t* out_len, int64_t* n_bad, const void* next) noexcept nogil
-    bint re_sampled_threshold_f32(const float* row, Py_ssize_t m, Py_ssize_t k, float* t) noexcept nogil
+    bint re_topk_path_supported(int p) noexcept nogil
+    const char* re_topk_path_name(int p) noexcept nogil
+    re_topk_row_fn re_topk_path_row(int p) noexcept nogil
+    re_topk_sampled_fn re_topk_path_sampled(int p) noexcept nogil
+
+
+# The instruction-set paths of the kernel (``_topk.h``), by name, best last
+PATHS = tuple(re_topk_path_name(p).decode() for p in range(RE_N_PATHS))
+
+
+def available_paths():
+    """The paths this CPU can run (``portable`` always, then ``avx2``, ``avx512``)."""
+    return tuple(name for p, name in enumerate(PATHS) if re_topk_path_supported(p))
+
+
+def _default_path():
+    """The best path the CPU has; ``RANKEREVAL_DISABLE_AVX512=1`` keeps AVX2 and
+    ``RANKEREVAL_DISABLE_AVX2=1`` the portable path (read once, at import: for benchmarks that
+    compare builds, including earlier ones that read the same variables)."""
+    import os
+
+    have = available_paths()
+    if os.environ.get("RANKEREVAL_DISABLE_AVX2"):
+        return "portable"
+    if os.environ.get("RANKEREVAL_DISABLE_AVX512") and "avx2" in have:
+        return "avx2"
+    return have[len(have) - 1]  # (no negative indices: wraparound is off)
+
+
+cdef int _path = PATHS.index(_default_path())
+
+
+def path():
+    """The name of the path :func:`topk` takes."""
+    return PATHS[_path]
+
+
+def _set_path(name):
+    """Make :func:`topk` take the path ``name`` (for tests and measurements; not thread-safe).
+    Returns the path taken before. A ValueError for a path this CPU cannot run."""
+    global _path
+    if name not in PATHS:
+        raise ValueError(f"_set_path: unknown top-k path {name!r}; the paths are {', '.join(PATHS)}")
+    if name not in available_paths():
+        raise ValueError(f"_set_path: this CPU cannot run the top-k path {name!r} (it lacks the instructions); "
+                         f"it can run {', '.join(available_paths())}")
+    before = PATHS[_path]
+    _path = PATHS.index(name)
+    return before
+
+
+class forced_path:
+    """``with forced_path("avx2"): ...``: the top-k takes that path inside the block (the one
+    before is restored after); see :func:`_set_path`."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.before = _set_path(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        _set_path(self.before)
+        return False
 
 
 cdef enum:
@@ -45,7 +113,7 @@ cdef enum:
 def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
     """The per-thread selection buffer (``cap`` of :func:`topk`) for the top ``k`` of rows
     with at most ``most`` candidates each, dense rows of ``m`` scores scanned whole (0 when
-    the rows are sparse or only listed ids are read): ``_topk.h``, ``re_topk_cap``."""
+    the rows are sparse or only listed ids are read): ``_topk_traits.h``, ``re_topk_cap``."""
     if k < 1 or most < k or m < 0:
         raise ValueError("buffer_size: needs 1 <= k <= most and m >= 0")
     return re_topk_cap(k, most, m)
@@ -53,12 +121,12 @@ def buffer_size(Py_ssize_t k, Py_ssize_t most, Py_ssize_t m):
 
 def sampled_threshold(const float[::1] row, Py_ssize_t k):
     """The threshold from which :func:`topk` scans the dense float32 ``row`` at ``k`` (estimated
-    on a sample of the row: ``_topk.h``, ``re_sample_threshold``), or None where it starts from
+    on a sample of the row: ``_topk_algo.h``, ``re_sample_threshold``), or None where it starts from
     none. For the tests."""
     cdef float t = 0
     if row.shape[0] == 0 or k < 1:
         raise ValueError("sampled_threshold: needs a row of at least one score and k >= 1")
-    if not re_sampled_threshold_f32(&row[0], row.shape[0], k, &t):
+    if not re_topk_path_sampled(_path)(&row[0], row.shape[0], k, &t):
         return None
     return t
 
@@ -100,6 +168,7 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
     cdef const uint8_t* nxt
     cdef const int64_t* ip = NULL
     cdef int mode
+    cdef re_topk_row_fn row_fn = re_topk_path_row(_path)  # the path: one choice per call
     cdef Py_ssize_t width = out.shape[1] // (8 if out64 else 4)
     cdef uint8_t* o
     cdef Py_ssize_t out_bytes = out.shape[0] * out.shape[1], off
@@ -145,16 +214,16 @@ def topk(int code, Py_ssize_t itemsize, const uint8_t[:, :] dense, Py_ssize_t m,
                 if is_dense:
                     mode = RE_LISTED if v_mode else RE_DENSE
                     # the row this thread takes next (the same chunk, or any with one thread), read
-                    # ahead while this one is worked on (_topk.h: re_readahead)
+                    # ahead while this one is worked on (_topk_traits.h: re_readahead)
                     nxt = (&dense[i + 1, 0] if ((i + 1) % ROWS_PER_CHUNK != 0 or n_threads == 1) and i + 1 < n
                            else NULL)
-                    re_topk_row(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
+                    row_fn(code, out64, mode, &dense[i, 0], keep, keep_end - keep if v_mode else m, m,
                                 NULL, NULL, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i], &n_bad[i],
                                 nxt)
                 else:
                     start = indptr[i]
                     length = indptr[i + 1] - start
-                    re_topk_row(code, out64, RE_SPARSE, dp + start * itemsize, ip + start, length, 0,
+                    row_fn(code, out64, RE_SPARSE, dp + start * itemsize, ip + start, length, 0,
                                 keep, keep_end, k, x_lo, x_hi, scratch, cap, &out[i, 0], width, &out_len[i],
                                 &n_bad[i], NULL)
             free(scratch)

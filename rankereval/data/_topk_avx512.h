@@ -1,29 +1,13 @@
-/* Top-k with AVX-512 (included by _topk.h, which chooses it at run time: re_topk_isa).
- *
- * The compress scan's kernel (re_compress_scan of _topk.h: the algorithm, and what it buys
- * over the block scan): each 16 (or 8) scores compared with t, the ids of the ones above it
- * moved to the front of a vector (vpcompressd); the row's exclusion mask loaded straight
- * into mask registers a block at a time; the ids of a block advance by an addition (a
- * broadcast, or a move from a general register, would take the port that the comparisons
- * and the compress share); the scores read back 16 at a time (a gather). NaN and infinite
- * scores are watched as a sum of 0 x score over the candidates (finite scores leave it 0,
- * the others make it NaN: one multiply-add a vector), tested once a row; a row that has
- * one is scanned again, exactly: each block's NaN and infinite scores left out and counted.
- *
- * Also here: the sample's keys and the bisection of the sampled threshold, all the sampled
- * keys at once (re_sample_keys_avx512, re_sample_kth_avx512), and the winners' words and
- * keys made 8 entries at a time and sorted by buckets (re_words_avx512,
- * re_bucket_sort_avx512).
- *
- * Measured on 4 000 x 20 000 scores with 200 000 exclusions, 2 threads, the code without
- * each piece against the code before, in one process taking turns (a loaded machine:
- * docs/guide/performance.rst): without the compress scan float32 took 1.24-1.34x the time
- * at k = 100 and 1.55-1.63x at k = 1000, int32 1.3-1.56x, float64 1.2-1.47x; without the
- * bucket sort (a quicksort of the words) float32 k = 1000 1.42-1.51x, (the radix sort of
- * _topk.h) 1.38-1.40x; without the sample's keys and bisection (those of _topk.h) float32
- * k = 100 1.24-1.34x, int32 k = 100 up to 1.47x, float64 k = 1000 1.24-1.64x. */
+/* Top-k: the primitives of the AVX-512 path (the interface: _topk_traits.h), over the AVX2
+ * ones: the compress scan with vpcompressd, the sample's keys (float32) and their k-th key
+ * by bisection on all the keys at once, the winners' words (float32 scores, int32 ids) made
+ * 8 at a time and sorted by buckets and transposition rounds. */
 #ifndef RANKEREVAL_TOPK_AVX512_H
 #define RANKEREVAL_TOPK_AVX512_H
+
+#include "_topk_avx2.h"
+
+#if RE_TOPK_X86
 
 /* The vectors of the compress scan for each score type: a block of RE_TOPK_BLOCK scores as
  * VECS vectors of LANES; its exclusions, bits of the row's mask, as a mask per vector; a
@@ -35,7 +19,7 @@ struct re_v512_16 { /* 16 scores a vector (float32, int32) */
     enum { LANES = 16 };
     /* loaded straight into mask registers (GCC loads _load_mask16 into a general register
      * first, and the move from there takes port 5) */
-    RE_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
+    RE_TARGET_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
         __mmask16* const x2 = (__mmask16*) x;
 #if defined(__clang__)
         const __mmask16 ex0 = _load_mask16(x2), ex1 = _load_mask16(x2 + 1);
@@ -51,7 +35,7 @@ struct re_v512_16 { /* 16 scores a vector (float32, int32) */
 
 struct re_v512_8 { /* 8 scores a vector (float64, int64): a byte of the mask each */
     enum { LANES = 8 };
-    RE_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
+    RE_TARGET_AVX512 static inline void candidates(const uint16_t* x, __mmask16* c) {
         const uint32_t ex = ~((uint32_t) x[0] | (uint32_t) x[1] << 16);
         for (int q = 0; q < 4; ++q) c[q] = (__mmask16) ((ex >> (8 * q)) & 0xff);
     }
@@ -59,10 +43,10 @@ struct re_v512_8 { /* 8 scores a vector (float64, int64): a byte of the mask eac
 
 struct re_v512_int { /* integer scores are all finite */
     typedef __m512i V;
-    RE_AVX512 static inline __mmask16 finite(__mmask16 c, V) { return c; }
-    RE_AVX512 static inline __mmask16 not_finite(__mmask16, V) { return 0; }
-    RE_AVX512 static inline __m512i watch(__m512i sum, __mmask16, V) { return sum; }
-    RE_AVX512 static inline bool any_bad(__m512i) { return false; }
+    RE_TARGET_AVX512 static inline __mmask16 finite(__mmask16 c, V) { return c; }
+    RE_TARGET_AVX512 static inline __mmask16 not_finite(__mmask16, V) { return 0; }
+    RE_TARGET_AVX512 static inline __m512i watch(__m512i sum, __mmask16, V) { return sum; }
+    RE_TARGET_AVX512 static inline bool any_bad(__m512i) { return false; }
 };
 
 /* float32 and float64: PS/PD are _ps/_pd intrinsics through one macro */
@@ -70,23 +54,23 @@ struct re_v512_int { /* integer scores are all finite */
     template <>                                                                                      \
     struct re_v512<T> : BASE {                                                                       \
         typedef VT V;                                                                                \
-        RE_AVX512 static inline V load(const T* p) { return _mm512_loadu_##SUF(p); }                 \
-        RE_AVX512 static inline V set1(T t) { return _mm512_set1_##SUF(t); }                         \
-        RE_AVX512 static inline V inf() { return _mm512_set1_##SUF(std::numeric_limits<T>::infinity()); } \
-        RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {                             \
+        RE_TARGET_AVX512 static inline V load(const T* p) { return _mm512_loadu_##SUF(p); }                 \
+        RE_TARGET_AVX512 static inline V set1(T t) { return _mm512_set1_##SUF(t); }                         \
+        RE_TARGET_AVX512 static inline V inf() { return _mm512_set1_##SUF(std::numeric_limits<T>::infinity()); } \
+        RE_TARGET_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {                             \
             return _mm512_mask_cmp_##SUF##_mask((MASK) c, v, t, _CMP_GT_OQ);                         \
         }                                                                                            \
-        RE_AVX512 static inline __mmask16 finite(__mmask16 c, V v) {                                 \
+        RE_TARGET_AVX512 static inline __mmask16 finite(__mmask16 c, V v) {                                 \
             return _mm512_mask_cmp_##SUF##_mask((MASK) c, v, inf(), _CMP_LT_OQ);                     \
         }                                                                                            \
-        RE_AVX512 static inline __mmask16 not_finite(__mmask16 c, V v) {                             \
+        RE_TARGET_AVX512 static inline __mmask16 not_finite(__mmask16 c, V v) {                             \
             return _mm512_mask_cmp_##SUF##_mask((MASK) c, _mm512_abs_##SUF(v), inf(), _CMP_NLT_UQ);   \
         }                                                                                            \
-        RE_AVX512 static inline __m512i watch(__m512i sum, __mmask16 c, V v) {                       \
+        RE_TARGET_AVX512 static inline __m512i watch(__m512i sum, __mmask16 c, V v) {                       \
             return _mm512_cast##SUF##_si512(                                                         \
                 _mm512_mask3_fmadd_##SUF(v, _mm512_setzero_##SUF(), _mm512_castsi512_##SUF(sum), (MASK) c)); \
         }                                                                                            \
-        RE_AVX512 static inline bool any_bad(__m512i sum) {                                          \
+        RE_TARGET_AVX512 static inline bool any_bad(__m512i sum) {                                          \
             const V s = _mm512_castsi512_##SUF(sum);                                                 \
             return _mm512_cmp_##SUF##_mask(s, s, _CMP_UNORD_Q) != 0;                                 \
         }                                                                                            \
@@ -97,16 +81,16 @@ RE_V512_FLOAT(double, re_v512_8, __m512d, pd, __mmask8)
 
 template <>
 struct re_v512<int32_t> : re_v512_16, re_v512_int {
-    RE_AVX512 static inline V load(const int32_t* p) { return _mm512_loadu_si512((const void*) p); }
-    RE_AVX512 static inline V set1(int32_t t) { return _mm512_set1_epi32(t); }
-    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) { return _mm512_mask_cmpgt_epi32_mask(c, v, t); }
+    RE_TARGET_AVX512 static inline V load(const int32_t* p) { return _mm512_loadu_si512((const void*) p); }
+    RE_TARGET_AVX512 static inline V set1(int32_t t) { return _mm512_set1_epi32(t); }
+    RE_TARGET_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) { return _mm512_mask_cmpgt_epi32_mask(c, v, t); }
 };
 
 template <>
 struct re_v512<int64_t> : re_v512_8, re_v512_int {
-    RE_AVX512 static inline V load(const int64_t* p) { return _mm512_loadu_si512((const void*) p); }
-    RE_AVX512 static inline V set1(int64_t t) { return _mm512_set1_epi64((long long) t); }
-    RE_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {
+    RE_TARGET_AVX512 static inline V load(const int64_t* p) { return _mm512_loadu_si512((const void*) p); }
+    RE_TARGET_AVX512 static inline V set1(int64_t t) { return _mm512_set1_epi64((long long) t); }
+    RE_TARGET_AVX512 static inline __mmask16 above(__mmask16 c, V v, V t) {
         return _mm512_mask_cmpgt_epi64_mask((__mmask8) c, v, t);
     }
 };
@@ -120,7 +104,7 @@ static inline void re_entries_avx512(const T* row, const int32_t* ids, Py_ssize_
         out[i].id = ids[i];
     }
 }
-RE_AVX512 static void re_entries_avx512(const float* row, const int32_t* ids, Py_ssize_t n,
+RE_TARGET_AVX512 static void re_entries_avx512(const float* row, const int32_t* ids, Py_ssize_t n,
                                         re_entry<float, int32_t>* out) {
     const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -141,7 +125,7 @@ RE_AVX512 static void re_entries_avx512(const float* row, const int32_t* ids, Py
  * a time, with the smallest and largest key: the inverted order-preserving keys of
  * re_score<float> (ascending key: descending score), -0.0 made +0.0 first (they tie):
  * ~(b ^ (sign ? 0xffffffff : 0x80000000)) = b ^ (sign ? 0 : 0x7fffffff) */
-RE_AVX512 static bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
+RE_TARGET_AVX512 static void re_words_avx512(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t* key,
                                       uint64_t* words, uint32_t* lo, uint32_t* hi) {
     __m512i vlo = _mm512_set1_epi64(-1), vhi = _mm512_setzero_si512();
     for (Py_ssize_t i = 0; i < n; i += 8) {
@@ -159,44 +143,27 @@ RE_AVX512 static bool re_words_avx512(const re_entry<float, int32_t>* buf, Py_ss
     }
     *lo = (uint32_t) _mm512_reduce_min_epu64(vlo);
     *hi = (uint32_t) _mm512_reduce_max_epu64(vhi);
-    return true;
 }
 
-/* The compress scan's kernel (re_compress_scan of _topk.h) */
+/* The compress scan's blocks (the traits' compress, below). EXACT: NaN and infinite scores
+ * are looked for in each block (and left out and counted where found); otherwise the
+ * candidates' scores are only watched (a sum of 0 x score: NaN once one is not finite), and
+ * the pass returns false, its candidates to be dropped, when a score was NaN or infinite.
+ * The ids of a block advance by an addition; the exclusions are loaded into mask registers. */
 struct re_compress_avx512 {
-    template <typename T>
-    static inline Py_ssize_t parts() { /* from k >= m / 256 */
-        return 256;
-    }
-    template <typename T>
-    static inline Py_ssize_t entries(const T* row, const int32_t* ids, Py_ssize_t n, re_entry<T, int32_t>* out,
-                                     int64_t&) {
-        re_entries_avx512(row, ids, n, out);
-        return n;
-    }
-    template <typename T> /* flatten: the passes inlined, their state in registers */
-    __attribute__((target("avx512f,popcnt"), flatten)) static void scan(const T* row, Py_ssize_t m,
-                                                                        re_topk<T, int32_t>& st) {
-        re_compress_scan<re_compress_avx512>(row, m, st);
-    }
-
-    /* The blocks. EXACT: NaN and infinite scores are looked for in each block (and left out
-     * and counted where found); otherwise the candidates' scores are only watched, and the
-     * pass returns false, its candidates to be dropped, when a score was NaN or infinite. */
-    template <bool EXACT, typename T>
-    RE_AVX512 static inline bool blocks(const T* row, Py_ssize_t m, re_topk<T, int32_t>& st,
-                                                  re_compress_state<T, re_compress_avx512>& cs, Py_ssize_t& j) {
+    template <bool EXACT, typename T, typename CS>
+    RE_TARGET_AVX512 static inline bool blocks(const T* row, Py_ssize_t m, CS& cs, Py_ssize_t& j) {
         typedef re_v512<T> C;
         enum { VECS = RE_TOPK_BLOCK / C::LANES };
         const __m512i step = _mm512_set1_epi32(RE_TOPK_BLOCK);
-        typename C::V vt = C::set1(st.t);
+        typename C::V vt = C::set1(cs.threshold());
         __m512i ids[VECS]; /* the ids of the block's vectors (the first LANES lanes) */
         for (int q = 0; q < VECS; ++q)
             ids[q] = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                       _mm512_set1_epi32(q * C::LANES));
         __m512i watched = _mm512_setzero_si512();
         for (j = 0; j + RE_TOPK_BLOCK <= m; j += RE_TOPK_BLOCK) {
-            if (cs.block()) vt = C::set1(st.t);
+            if (cs.block()) vt = C::set1(cs.threshold());
             typename C::V v[VECS];
             for (int q = 0; q < VECS; ++q) v[q] = C::load(row + j + q * C::LANES);
             __mmask16 candidate[VECS];
@@ -225,17 +192,9 @@ struct re_compress_avx512 {
 };
 
 
-/* The sample's keys (re_sample_threshold) with AVX-512, for float32 rows: RE_TOPK_SAMPLE_RUN
- * (32) scores a chunk as two vectors, NaN and infinite scores with key 0 (and not counted
- * in n_ok), and the smallest and largest key. Returns false for the other types (the keys
- * of re_sample_keys; those of float64 and int64 rows with AVX-512 measured 1.06-1.14x
- * faster in the whole call, and were removed). */
-template <typename T>
-static inline bool re_sample_keys_avx512(const T*, Py_ssize_t, Py_ssize_t, uint32_t*, Py_ssize_t*, uint32_t*,
-                                         uint32_t*, re_readahead&, re_key_window<T>*) {
-    return false;
-}
-RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+/* The sample's keys of float32 rows: a chunk of 32 scores as two vectors, NaN and infinite
+ * scores with key 0 (not counted in n_ok), and the smallest and largest key. */
+RE_TARGET_AVX512 static inline void re_sample_keys_avx512(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
                                                     Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra,
                                                     re_key_window<float>*) {
     const __m512i inf = _mm512_set1_epi32(0x7f800000), magnitude = _mm512_set1_epi32(0x7fffffff);
@@ -261,24 +220,19 @@ RE_AVX512 static inline bool re_sample_keys_avx512(const float* row, Py_ssize_t 
     *n_ok = ok;
     *lo = _mm512_reduce_min_epu32(vlo);
     *hi = _mm512_reduce_max_epu32(vhi);
-    return true;
 }
 
-/* The sampled threshold's bisection (re_sample_threshold) with AVX-512, on all the sampled
+/* The sampled threshold's bisection (the traits' kth_key) with AVX-512, on all the sampled
  * keys at once (16 compared a vector, without the histogram, whose increments of a few
  * popular counters form chains through memory): the largest key with at least r of the
  * keys at or above it. The keys become their offsets from the smallest, lo (in place), and
  * the offset is searched bit by bit from the highest bit of the keys' range, hi - lo, down
- * to 21 bits below it (the answer rounded down there: a few more scores pass). A range
- * rather than the highest bit where two keys differ: integer scores of either sign differ
- * in the sign bit whatever their range, and rounding 21 bits below it lost the bits of
- * small integers (k = 1000 of 20 000 int32 scores within +-4 000 let three times k pass
- * instead of a third more). The first 8 bits are searched on all the keys, the others on
- * only those left between the bounds (into sub, room for ns keys): for standard normal
- * scores about a seventh of them (with 20 000 float32 scores a row the whole row took
- * 0.97x the time at k = 1000, 0.92-0.96x at k = 10, on an Intel Xeon). ns is a multiple
- * of 32. */
-RE_AVX512 static inline Py_ssize_t re_count_at_least_avx512(const uint32_t* key, Py_ssize_t n, uint32_t c) {
+ * to 21 bits below it (the answer rounded down there: a few more scores pass). (A range,
+ * not the highest bit where two keys differ: integer scores of either sign differ in the
+ * sign bit whatever their range.) The first 8 bits are searched on all the keys, the others
+ * on only those left between the bounds (into sub, room for ns keys). ns is a multiple of
+ * 32. */
+RE_TARGET_AVX512 static inline Py_ssize_t re_count_at_least_avx512(const uint32_t* key, Py_ssize_t n, uint32_t c) {
     const __m512i vc = _mm512_set1_epi32((int) c);
     int n0 = 0, n1 = 0; /* two sums: the comparisons of a step do not wait for each other */
     Py_ssize_t i = 0;
@@ -294,7 +248,7 @@ RE_AVX512 static inline Py_ssize_t re_count_at_least_avx512(const uint32_t* key,
     return n0 + n1;
 }
 
-RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
+RE_TARGET_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo, uint32_t hi,
                                                uint32_t* sub) {
     enum { COARSE = 8 };
     const __m512i vlo = _mm512_set1_epi32((int) lo);
@@ -340,7 +294,7 @@ RE_AVX512 static uint32_t re_sample_kth_avx512(uint32_t* key, Py_ssize_t ns, Py_
  * sorted by half-cleaners of distances m / 2, ..., 1. A comparator stage in one register
  * is a permutation (each lane's partner), a min, a max and a blend (which lanes keep the
  * max). */
-RE_AVX512 static inline __m512i re_cx8(__m512i v, __m512i partner, __mmask8 take_max) {
+RE_TARGET_AVX512 static inline __m512i re_cx8(__m512i v, __m512i partner, __mmask8 take_max) {
     const __m512i p = _mm512_permutexvar_epi64(partner, v);
     return _mm512_mask_blend_epi64(take_max, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
 }
@@ -353,24 +307,24 @@ RE_AVX512 static inline __m512i re_cx8(__m512i v, __m512i partner, __mmask8 take
 #define RE_F8 _mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), (__mmask8) 0xf0
 
 /* a bitonic sequence of 8 sorted */
-RE_AVX512 static inline __m512i re_clean8(__m512i v) {
+RE_TARGET_AVX512 static inline __m512i re_clean8(__m512i v) {
     return re_cx8(re_cx8(re_cx8(v, RE_D4), RE_D2), RE_D1);
 }
 
 /* any 8 sorted */
-RE_AVX512 static inline __m512i re_sort8(__m512i v) {
+RE_TARGET_AVX512 static inline __m512i re_sort8(__m512i v) {
     v = re_cx8(v, RE_D1);                  /* sorted pairs */
     v = re_cx8(re_cx8(v, RE_F4), RE_D1);   /* sorted fours */
     return re_cx8(re_cx8(re_cx8(v, RE_F8), RE_D2), RE_D1);
 }
 
-RE_AVX512 static inline __m512i re_rev8(__m512i v) {
+RE_TARGET_AVX512 static inline __m512i re_rev8(__m512i v) {
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), v);
 }
 
 /* a and b sorted: a, b become the 16 sorted (the flip across the two, then half-cleaners;
  * the upper half is left reversed, which keeps it bitonic) */
-RE_AVX512 static inline void re_merge16(__m512i& a, __m512i& b) {
+RE_TARGET_AVX512 static inline void re_merge16(__m512i& a, __m512i& b) {
     const __m512i rb = re_rev8(b);
     const __m512i lo = _mm512_min_epu64(a, rb), hi = _mm512_max_epu64(a, rb);
     a = re_clean8(lo);
@@ -378,7 +332,7 @@ RE_AVX512 static inline void re_merge16(__m512i& a, __m512i& b) {
 }
 
 /* (a, b) and (c, d) sorted 16s: the 32 sorted */
-RE_AVX512 static inline void re_merge32(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
+RE_TARGET_AVX512 static inline void re_merge32(__m512i& a, __m512i& b, __m512i& c, __m512i& d) {
     const __m512i rd = re_rev8(d), rc = re_rev8(c);
     const __m512i l0 = _mm512_min_epu64(a, rd), l1 = _mm512_min_epu64(b, rc); /* the lower 16, bitonic */
     const __m512i u0 = _mm512_max_epu64(a, rd), u1 = _mm512_max_epu64(b, rc); /* the upper, reversed */
@@ -389,7 +343,7 @@ RE_AVX512 static inline void re_merge32(__m512i& a, __m512i& b, __m512i& c, __m5
 }
 
 /* w[0:len] sorted, 0 < len <= 32: masked loads fill the missing lanes with the largest word */
-RE_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
+RE_TARGET_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
     const __m512i top = _mm512_set1_epi64(-1);
     __mmask8 m[4];
     for (int r = 0; r < 4; ++r) {
@@ -415,7 +369,7 @@ RE_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
     _mm512_mask_storeu_epi64(w + 8, m[1], b);
 }
 
-/* The bucket sort of the winners' words (re_topk::write_packed): the first len of the words
+/* The bucket sort of the winners' words (the traits' sort_words): the first len of the words
  * src[0:n] (distinct; key[i], between lo and hi, is the top half of src[i], and is
  * overwritten) sorted into dst[0:len] (the others after them; dst has room for n + 16), when
  * their keys spread evenly enough: a counting pass puts them in about n buckets of equal
@@ -426,14 +380,10 @@ RE_AVX512 static inline void re_sort_small(uint64_t* w, Py_ssize_t len) {
  * then each fuller bucket sorted alone by the sorting network above; and only as far as
  * the bucket that holds position len - 1. Returns false, having sorted nothing, when there
  * are 2^RE_BUCKET_BITS words or more or a bucket holds more than RE_BUCKET_ROUNDS (keys
- * bunched together: then the radix sort). No branch depends on a word. At k = 1000 of
- * 20 000 standard normal scores the fullest bucket holds about 7 words, and a dozen or so
- * buckets more than 4 (the winners are densest just above the threshold). A quicksort of
- * the words with vectorised partitions, kept before for bunched keys, took 1.4-1.5x the
- * time of the whole call at float32 k = 1000 in this one's place. */
-enum { RE_BUCKET_ROUNDS = 12, RE_BUCKET_FEW = 4 };
+ * bunched together: then the radix sort). No branch depends on a word. */
+enum { RE_BUCKET_FEW = 4 };
 
-RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+RE_TARGET_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
                                             uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
     /* the words into their buckets (the keys become their buckets, the counters their ends) */
@@ -512,4 +462,51 @@ RE_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t* key, 
 #undef RE_F4
 #undef RE_F8
 
+struct re_isa_avx512 : re_isa_avx2 {
+    template <typename T>
+    static inline Py_ssize_t compress_parts() { /* from k >= m / 256 */
+        return 256;
+    }
+    template <bool EXACT, typename T, typename CS>
+    RE_TARGET_AVX512 static inline bool compress(const T* row, Py_ssize_t m, CS& cs, Py_ssize_t& j) {
+        return re_compress_avx512::blocks<EXACT>(row, m, cs, j);
+    }
+    /* every id's score is finite here (a row with another is scanned again, exactly) */
+    template <typename T>
+    static inline Py_ssize_t compress_entries(const T* row, const int32_t* ids, Py_ssize_t n,
+                                              re_entry<T, int32_t>* out, int64_t&) {
+        re_entries_avx512(row, ids, n, out);
+        return n;
+    }
+
+    using re_isa_avx2::sample_keys;
+    RE_TARGET_AVX512 static inline void sample_keys(const float* row, Py_ssize_t m, Py_ssize_t chunks, uint32_t* key,
+                                                    Py_ssize_t* n_ok, uint32_t* lo, uint32_t* hi, re_readahead& ra,
+                                                    re_key_window<float>* win) {
+        re_sample_keys_avx512(row, m, chunks, key, n_ok, lo, hi, ra, win);
+    }
+
+    RE_TARGET_AVX512 static inline uint32_t kth_key(uint32_t* key, Py_ssize_t ns, Py_ssize_t r, uint32_t lo,
+                                                    uint32_t hi, uint32_t* sub) {
+        return re_sample_kth_avx512(key, ns, r, lo, hi, sub);
+    }
+
+    /* float32 keys are 32 bits: kbase 0, shift 0, ids, not indices */
+    using re_isa_avx2::words;
+    RE_TARGET_AVX512 static inline void words(const re_entry<float, int32_t>* buf, Py_ssize_t n, uint32_t, int, bool,
+                                              uint32_t* key, uint64_t* w, uint32_t* lo, uint32_t* hi) {
+        re_words_avx512(buf, n, key, w, lo, hi);
+    }
+
+    /* the bucket sort where the keys spread evenly, else the radix sort (the AVX2 bucket
+     * sort's conditions are the same) */
+    RE_TARGET_AVX512 static inline uint64_t* sort_words(uint64_t* src, uint32_t* key, Py_ssize_t n, Py_ssize_t len,
+                                                        uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count,
+                                                        re_readahead& ra) {
+        if (re_bucket_sort_avx512(src, key, n, len, lo, hi, dst, count, ra)) return dst;
+        return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
+    }
+};
+
+#endif /* RE_TOPK_X86 */
 #endif /* RANKEREVAL_TOPK_AVX512_H */
