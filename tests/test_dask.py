@@ -23,7 +23,7 @@ import dask.dataframe as dd  # noqa: E402
 import rankereval  # noqa: E402
 import rankereval.dask as rd  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from helpers import all_metrics, assert_same_evaluation, same  # noqa: E402
+from helpers import all_metrics, assert_same_evaluation  # noqa: E402
 
 B = 200
 
@@ -75,13 +75,18 @@ def in_memory(labels, run, **options):
 
 def assert_same(got, want, by_query=True):
     """Means, counts and intervals bit for bit (``helpers.assert_same_evaluation``); with
-    ``by_query`` the per-query scores too, matched by query id (partitions reorder queries)."""
+    ``by_query`` the per-query scores too (to 1e-12), matched by query id (partitions reorder
+    queries)."""
     assert_same_evaluation(got, want, scores=False)
     if by_query and got.scores is not None:
         g = pd.DataFrame(np.asarray(got.scores), index=got.query_ids, columns=got.names).sort_index()
         w = pd.DataFrame(np.asarray(want.scores), index=want.query_ids, columns=want.names).sort_index()
         assert list(g.index) == list(w.index) and list(g.columns) == list(w.columns)
-        assert same(g.to_numpy(), w.to_numpy())
+        # per query to 1e-12, not bit for bit: a metric's table of weights spans the widest
+        # ranking of its partition, and NumPy 1.24's vectorised power (RBP's p ** i) can give
+        # the last bit of an entry differently for another table length (the oldest
+        # dependencies of .ci/run); the means above are bit for bit
+        np.testing.assert_allclose(g.to_numpy(), w.to_numpy(), rtol=0, atol=1e-12)
 
 
 def compute(lazy, **kw):

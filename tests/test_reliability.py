@@ -530,15 +530,15 @@ def test_pickle_edge_cases():
     sparse=st.booleans(),
 )
 def test_float32_and_float64_scores_rank_alike(s64, k, sparse):
+    conv = (lambda a: sp.csr_array(np.where(a == 0, 1e-30, a))) if sparse else (lambda a: a)
+    if sparse:
+        # a sparse matrix does not store zeros: every score that is 0 at float32 (including a
+        # float64 score that underflows there, e.g. 4e-182) is 1e-30 in both precisions
+        s64 = np.where(s64.astype(np.float32) == 0, 1e-30, s64)
     s32 = s64.astype(np.float32)
     finite = [r[np.isfinite(r)] for r in s32]
     distinct = all(np.unique(r).size == r.size for r in finite)
     note(f"distinct at float32: {distinct}")
-    conv = (lambda a: sp.csr_array(np.where(a == 0, 1e-30, a))) if sparse else (lambda a: a)
-    if sparse:
-        s64 = np.where(s64 == 0, 1e-30, s64)
-        s32 = s64.astype(np.float32)
-        s32[s32 == 0] = np.float32(1e-30)
     r32 = quiet(Rankings.from_scores, conv(s32), k=k)
     r32_as64 = quiet(Rankings.from_scores, conv(s32.astype(np.float64)), k=k)
     assert r32 == r32_as64  # float32 -> float64 is exact: always the same ranking
