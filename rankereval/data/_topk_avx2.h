@@ -13,6 +13,37 @@
 /* the bucket sorts' limit: a bucket of more words than this, and the radix sort instead */
 enum { RE_BUCKET_ROUNDS = 12 };
 
+/* The buckets of the vector bucket sorts (AVX2 and AVX-512), given n < 2^RE_BUCKET_BITS
+ * keys in [lo, hi]: *nb (about n) buckets, each key replaced by its bucket, count[b] set
+ * to bucket b's start; the next row is requested every STEP + 1 keys. Returns the largest
+ * bucket's size, with *limit the end of the bucket that holds position len - 1. */
+template <int STEP>
+static inline uint32_t re_bucket_starts(uint32_t* key, Py_ssize_t n, Py_ssize_t len, uint32_t lo, uint32_t hi,
+                                        uint32_t* count, re_readahead& ra, uint32_t* nb_out, Py_ssize_t* limit) {
+    int nb_bits = re_bit_width((uint32_t) n);
+    const int bits = re_bit_width(hi - lo);
+    if (nb_bits > bits) nb_bits = bits;
+    const int shift = bits - nb_bits;
+    const uint32_t nb = ((hi - lo) >> shift) + 1;
+    std::memset(count, 0, sizeof(uint32_t) * nb);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if ((i & STEP) == 0) ra.step();
+        key[i] = (key[i] - lo) >> shift;
+        ++count[key[i]];
+    }
+    uint32_t pos = 0, most = 0; /* the sizes become the buckets' starts */
+    for (uint32_t b = 0; b < nb; ++b) {
+        const uint32_t c = count[b];
+        count[b] = pos;
+        pos += c;
+        most = c > most ? c : most;
+    }
+    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
+    *limit = after == count + nb ? n : (Py_ssize_t) *after;
+    *nb_out = nb;
+    return most;
+}
+
 struct re_isa_avx2 : re_isa_portable {
     using re_isa_portable::block;
     /* "not x <= t, or x == -inf" (t is finite) flags the scores above t and the NaN and
@@ -150,27 +181,11 @@ struct re_isa_avx2 : re_isa_portable {
                                                       uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count,
                                                       re_readahead& ra) {
         if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
-        int nb_bits = re_bit_width((uint32_t) n);
-        const int bits = re_bit_width(hi - lo);
-        if (nb_bits > bits) nb_bits = bits;
-        const int shift = bits - nb_bits;
-        const uint32_t nb = ((hi - lo) >> shift) + 1;
-        std::memset(count, 0, sizeof(uint32_t) * nb);
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            if ((i & 31) == 0) ra.step();
-            key[i] = (key[i] - lo) >> shift;
-            ++count[key[i]];
-        }
-        uint32_t pos = 0, most = 0; /* the sizes become the buckets' starts */
-        for (uint32_t b = 0; b < nb; ++b) {
-            const uint32_t c = count[b];
-            count[b] = pos;
-            pos += c;
-            most = c > most ? c : most;
-        }
-        if (most > RE_BUCKET_ROUNDS) return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
-        const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
-        const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
+        uint32_t nb;
+        Py_ssize_t limit;
+        const uint32_t most = re_bucket_starts<31>(key, n, len, lo, hi, count, ra, &nb, &limit);
+        if (most > RE_BUCKET_ROUNDS)
+            return re_isa_portable::sort_words(src, key, n, len, lo, hi, dst, count, ra);
         const uint64_t flip = (uint64_t) 1 << 63;
         for (Py_ssize_t i = 0; i < n; ++i) {
             if ((i & 31) == 0) ra.step();

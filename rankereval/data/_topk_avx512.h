@@ -387,27 +387,10 @@ RE_TARGET_AVX512 static bool re_bucket_sort_avx512(const uint64_t* src, uint32_t
                                             uint32_t lo, uint32_t hi, uint64_t* dst, uint32_t* count, re_readahead& ra) {
     if (n >= ((Py_ssize_t) 1 << RE_BUCKET_BITS)) return false;
     /* the words into their buckets (the keys become their buckets, the counters their ends) */
-    int nb_bits = re_bit_width((uint32_t) n);
-    const int bits = re_bit_width(hi - lo);
-    if (nb_bits > bits) nb_bits = bits;
-    const int shift = bits - nb_bits;
-    const uint32_t nb = ((hi - lo) >> shift) + 1;
-    std::memset(count, 0, sizeof(uint32_t) * nb);
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        if ((i & 15) == 0) ra.step();
-        key[i] = (key[i] - lo) >> shift;
-        ++count[key[i]];
-    }
-    uint32_t pos = 0, most = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
-        const uint32_t c = count[b];
-        count[b] = pos;
-        pos += c;
-        most = c > most ? c : most;
-    }
+    uint32_t nb;
+    Py_ssize_t limit;
+    const uint32_t most = re_bucket_starts<15>(key, n, len, lo, hi, count, ra, &nb, &limit);
     if (most > RE_BUCKET_ROUNDS) return false;
-    const uint32_t* const after = std::upper_bound(count, count + nb, (uint32_t) (len - 1));
-    const Py_ssize_t limit = after == count + nb ? n : (Py_ssize_t) *after;
     for (Py_ssize_t i = 0; i < n; ++i) {
         if ((i & 15) == 0) ra.step();
         dst[count[key[i]]++] = src[i];
