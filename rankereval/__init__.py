@@ -106,3 +106,29 @@ del TYPE_CHECKING
 
 #: every public name: the lazy table's, in its order (the metrics: ``_METRICS``)
 __all__ = [*_LAZY, "__version__"]
+
+
+def _moved_compare_module():
+    """``rankereval.compare`` as a module, as before issue 43's layout (``from
+    rankereval.compare import Comparison``), for one release: each name is
+    :mod:`rankereval.stats`'s, with a DeprecationWarning. It is put in ``sys.modules`` only,
+    never as an attribute, so ``rankereval.compare`` stays the function."""
+    import sys
+    import types
+
+    class _Moved(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            import warnings
+
+            warnings.warn(f"rankereval.compare.{name} is rankereval.stats.{name} (the module "
+                          "rankereval.compare, which the function rankereval.compare shadowed, is gone); "
+                          "import it from rankereval.stats: rankereval.compare will be removed in the next release",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(_import_module(f"{__name__}.stats"), name)
+
+    sys.modules.setdefault(f"{__name__}.compare", _Moved(f"{__name__}.compare", _moved_compare_module.__doc__))
+
+
+_moved_compare_module()

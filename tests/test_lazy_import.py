@@ -45,7 +45,8 @@ def test_import_loads_neither_numpy_nor_the_kernels():
     from rankereval._version import __version__
 
     assert out[0] == __version__
-    assert out[1] == "['rankereval', 'rankereval._version']"
+    # (rankereval.compare: the old module path's stand-in of one release, no import behind it)
+    assert out[1] == "['rankereval', 'rankereval._version', 'rankereval.compare']"
     assert out[2] == "True True"  # a name's first use imports what it needs
 
 
@@ -136,6 +137,30 @@ def test_compare_is_the_function_whichever_module_came_first(first):
         print(rankereval.compare.__module__, rankereval.compare.__name__, rankereval.Comparison.__name__)
     """))
     assert out.split() == ["rankereval", "compare", "Comparison"]
+
+
+def test_the_old_compare_module_path_works_for_one_release_with_a_warning():
+    """``from rankereval.compare import ...`` (before issue 43's layout) gives rankereval.stats's
+    names with a DeprecationWarning naming the new module, and leaves the function in place;
+    a Leaderboard pickled under the old module path loads."""
+    out = run(textwrap.dedent("""
+        import inspect, pickle, warnings, rankereval, rankereval.stats
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            from rankereval.compare import Comparison, adjust_pvalues
+            import rankereval.compare
+        assert Comparison is rankereval.stats.Comparison and adjust_pvalues is rankereval.stats.adjust_pvalues
+        assert [x.category for x in w] == [DeprecationWarning] * 2
+        assert "import it from rankereval.stats" in str(w[0].message) and w[0].filename == "<string>"
+        assert inspect.isfunction(rankereval.compare)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cls = pickle.loads(pickle.dumps(rankereval.stats.Leaderboard, protocol=0).replace(
+                b"crankereval.stats\\nLeaderboard", b"crankereval.compare\\nLeaderboard"))
+        assert cls is rankereval.stats.Leaderboard
+        print("ok")
+    """))
+    assert out.split() == ["ok"]
 
 
 # ---- static view and missing extensions ---------------------------------------------------
