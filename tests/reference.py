@@ -376,10 +376,18 @@ def ndcg(labels, ranking, k=None, relevance_scaling="identity", log_base="e"):
     return actual / ideal
 
 
-def rbp(labels, ranking, p=0.8, k=None, residual=False, judged=None):
+def rbp(labels, ranking, p=0.8, k=None, residual=False, judged=None, normalize=False):
     """RBP = (1 - p) * sum_{i <= k'} rel(y_i) p^(i-1), rel the label value.
     residual: the weight of the unjudged ranks within the top k' plus p^k' (all ranks after).
-    n_rel == 0 -> NaN."""
+    normalize: RBP over the RBP of the ideal ranking (the positive labels sorted descending,
+    cut at k). n_rel == 0 -> NaN."""
+    if normalize:
+        if count_relevant(labels) == 0:
+            return NAN
+        ideal = sorted((v for v in labels.values() if v > 0), reverse=True)
+        ideal = ideal if k is None else ideal[:k]
+        best = sum((1 - p) * g * p ** i for i, g in enumerate(ideal))
+        return rbp(labels, ranking, p, k) / best
     if residual:
         _need_judged(judged, "RBP(residual=True)")
     if count_relevant(labels) == 0:

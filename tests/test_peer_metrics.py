@@ -1,13 +1,15 @@
 """The peers' per-query metrics that rankereval adds: AUROC (scikit-learn's roc_auc_score per
 query, torchmetrics' RetrievalAUROC), FallOut (torchmetrics' RetrievalFallOut), CoverageError
-and LabelRankingLoss (scikit-learn's coverage_error and label_ranking_loss), each against the
-peer that defines it, where installed."""
+and LabelRankingLoss (scikit-learn's coverage_error and label_ranking_loss), normalised RBP
+(LensKit's RBP(normalize=True)), each against the peer that defines it, where installed."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankereval import AUROC, BinaryLabels, CoverageError, FallOut, LabelRankingLoss, Rankings
+from rankereval import (AUROC, RBP, BinaryLabels, CoverageError, FallOut, LabelRankingLoss, NumericLabels,
+                        Rankings)
+from rankereval.metrics import from_name
 
 
 def _data(seed, n=40, m=25):
@@ -153,3 +155,56 @@ def test_coverage_error_and_label_ranking_loss_from_scores_match_scikit_learn():
     assert CoverageError().mean(y_true, y_pred) == pytest.approx(metrics.coverage_error(y, scores), rel=1e-12)
     assert LabelRankingLoss().mean(y_true, y_pred) == pytest.approx(metrics.label_ranking_loss(y, scores),
                                                                     rel=1e-12)
+
+
+def _lenskit():
+    pytest.importorskip("lenskit", reason="LensKit is the peer of RBP(normalize=True)")
+    from lenskit.data import ItemList
+    from lenskit.metrics.ranking import RBP as LensKitRBP
+
+    return ItemList, LensKitRBP
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), k=st.one_of(st.none(), st.integers(1, 12)),
+       p=st.sampled_from([0.5, 0.85, 0.95]), normalize=st.booleans())
+def test_rbp_is_lenskits(data, k, p, normalize):
+    """RBP and RBP(normalize=True) against LensKit's RBP on rankings of at least min(k, n_rel)
+    items, where the two ideals coincide (see the next test for the shorter ones)."""
+    ItemList, LensKitRBP = _lenskit()
+    relevant = data.draw(st.sets(st.integers(0, 30), min_size=1, max_size=12))
+    need = len(relevant) if k is None else min(k, len(relevant))
+    ranking = data.draw(st.lists(st.integers(0, 40), unique=True, min_size=max(need, 1), max_size=25))
+    ours = RBP(k, p=p, normalize=normalize).score(BinaryLabels.from_positive_indices([sorted(relevant)]),
+                                                 Rankings.from_ranked_indices([ranking]))[0]
+    theirs = LensKitRBP(k, patience=p, normalize=normalize).measure_list(
+        ItemList(item_ids=ranking, ordered=True), ItemList(item_ids=sorted(relevant)))
+    assert abs(ours - theirs) < 1e-12
+
+
+def test_normalised_rbp_of_a_short_ranking_is_not_lenskits():
+    """The documented difference: LensKit's ideal is as long as the ranking, rankereval's (as
+    NDCG's) as the cutoff, so that a short ranking does not reach 1 by being short."""
+    ItemList, LensKitRBP = _lenskit()
+    y_true, y_pred = BinaryLabels.from_positive_indices([[1, 2, 3]]), Rankings.from_ranked_indices([[1]])
+    theirs = LensKitRBP(10, patience=0.5, normalize=True).measure_list(
+        ItemList(item_ids=[1], ordered=True), ItemList(item_ids=[1, 2, 3]))
+    assert theirs == 1.0
+    # rankereval: 0.5 / (0.5 * (1 + 0.5 + 0.25)), the ideal of three relevant items
+    assert RBP(10, p=0.5, normalize=True).score(y_true, y_pred)[0] == pytest.approx(1 / 1.75, abs=1e-15)
+
+
+def test_normalised_rbp_by_hand():
+    y_true = NumericLabels.from_matrix([[1, 0, 3, 0, 0, 2], [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0]])
+    y_pred = Rankings.from_ranked_indices([[2, 0, 5], [], [1, 2]])
+    got = RBP(2, p=0.5, normalize=True).score(y_true, y_pred)
+    # row 0: RBP@2 = 0.5 * (3 + 1 * 0.5) = 1.75; ideal (3, 2) = 0.5 * (3 + 2 * 0.5) = 2
+    # row 1: an empty ranking scores 0; row 2: no relevant item, NaN
+    np.testing.assert_allclose(got, [1.75 / 2, 0.0, np.nan], rtol=0, atol=1e-15)
+    assert from_name("rbp@2[p=0.5,normalize]") == RBP(2, p=0.5, normalize=True)
+    assert RBP(2, p=0.5, normalize=True).name == "rbp@2[p=0.5,normalize]"
+    with pytest.raises(ValueError, match="residual and normalize cannot both be true"):
+        RBP(residual=True, normalize=True)
+    with pytest.raises(ValueError, match="residual and normalize"):
+        from_name("rbp[residual,normalize]")
+    assert not any(m.residual and m.normalize for m in (RBP(**p) for p in RBP._param_space()))

@@ -142,6 +142,9 @@ class MetricInfo:
         :func:`~rankereval.metrics.from_name` takes them from its ``defaults`` and says so
         when they are missing, and the generic tests (which build every metric from its
         options alone) leave such metrics to their own tests.
+    exclusive : tuple of tuple of str
+        Bool options that cannot be true together (RBP's ``residual`` and ``normalize``):
+        the constructor refuses them and :meth:`Metric._param_space` leaves them out.
     """
 
     name: str
@@ -160,6 +163,7 @@ class MetricInfo:
     aggregate: str = "mean"
     judged: bool = False
     inputs: tuple = ()
+    exclusive: tuple = ()
 
     def __post_init__(self):
         if self.labels not in _LABELS:
@@ -568,7 +572,8 @@ class Metric:
 
         ``k`` takes ``cutoffs`` (and None where the cutoff is optional); every bool
         parameter False and True; every choice parameter each of its values. Data inputs
-        (``info.inputs``) are left out: the caller supplies them.
+        (``info.inputs``) are left out: the caller supplies them, and so are the bool options
+        that cannot be true together (``info.exclusive``).
         """
         axes = {}
         for p in inspect.signature(cls.__init__).parameters.values():
@@ -586,7 +591,9 @@ class Metric:
                 raise TypeError(f"{cls.__name__}: parameter {p.name!r} has no declared values "
                                 "(a bool default, or an entry in info.choices or info.reals)")
         names = list(axes)
-        return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+        combos = [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+        return [c for c in combos if not any(all(c.get(p) is True for p in group)
+                                             for group in cls.info.exclusive)]
 
 
 # The bases of the metrics by their parameters (every family module uses them): a cutoff k

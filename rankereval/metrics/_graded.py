@@ -100,6 +100,33 @@ class DCG(Metric):
                 "power": _SCALINGS[self.relevance_scaling]}
 
 
+def _ideal(y_true, k, discounts, power, what, metric):
+    """The best value of a gain sum at k of every label row: the row's own gains sorted in
+    decreasing order (top k selected, not sorted), weighted by ``discounts(n)`` (the weights
+    of ranks 1..n); NaN for a row without a positive label. NDCG's IDCG and normalised RBP's
+    ideal RBP. ``what``: the sum's name and a note on the labels; ``metric`` the metric in the error of a float64
+    overflow."""
+    n_pos = y_true.n_positives
+    longest = int(n_pos.max()) if n_pos.size else 0
+    m = longest if k is None else min(k, longest)
+    disc = discounts(m + 1)
+    if isinstance(y_true, BinaryLabels):
+        # every gain is 1: the ideal is a prefix sum of the discounts
+        prefix = np.concatenate(([np.nan], np.cumsum(disc)))
+        return prefix[n_pos if k is None else np.minimum(n_pos, k)]
+    out = np.empty(y_true.n_rows, dtype=np.float64)
+    _kernels.ideal_dcg(y_true.indptr, y_true.values, -1 if k is None else k, disc, power, out,
+                       effective_n_threads(y_true.values.size))
+    if np.isinf(out).any():
+        row = int(np.flatnonzero(np.isinf(out))[0])
+        raise ValueError(
+            f"the ideal {what[0]} of label row {row} overflows float64 (labels up to "
+            f"{y_true.values[y_true.indptr[row]:y_true.indptr[row + 1]].max():g}{what[1]}); "
+            f"{metric} is undefined there"
+        )
+    return out
+
+
 class NDCG(DCG):
     r"""Normalized Discounted Cumulative Gain at k (nDCG@k), in [0, 1].
 
@@ -150,29 +177,9 @@ class NDCG(DCG):
     )
 
     def _ideal(self, y_true):
-        """IDCG@k of every label row, from the row's own values (top k selected, not sorted)."""
-        n_pos = y_true.n_positives
-        longest = int(n_pos.max()) if n_pos.size else 0
-        m = longest if self.k is None else min(self.k, longest)
-        disc = self._discounts(m + 1)
-        if isinstance(y_true, BinaryLabels):
-            # every gain is 1: IDCG is a prefix sum of the discounts
-            prefix = np.concatenate(([np.nan], np.cumsum(disc)))
-            cut = n_pos if self.k is None else np.minimum(n_pos, self.k)
-            return prefix[cut]
-        out = np.empty(y_true.n_rows, dtype=np.float64)
-        _kernels.ideal_dcg(
-            y_true.indptr, y_true.values, -1 if self.k is None else self.k, disc,
-            _SCALINGS[self.relevance_scaling], out, effective_n_threads(y_true.values.size),
-        )
-        if np.isinf(out).any():
-            row = int(np.flatnonzero(np.isinf(out))[0])
-            raise ValueError(
-                f"the ideal DCG of label row {row} overflows float64 (labels up to "
-                f"{y_true.values[y_true.indptr[row]:y_true.indptr[row + 1]].max():g} with "
-                f"relevance_scaling={self.relevance_scaling!r}); NDCG is undefined there"
-            )
-        return out
+        """IDCG@k of every label row."""
+        return _ideal(y_true, self.k, self._discounts, _SCALINGS[self.relevance_scaling],
+                      ("DCG", f" with relevance_scaling={self.relevance_scaling!r}"), "NDCG")
 
     def _kernel_args(self, y_true, y_pred):
         return dict(super()._kernel_args(y_true, y_pred), norm=self._ideal(y_true))
@@ -191,11 +198,15 @@ class RBP(Metric):
     residual : bool, default=False
         If True, the score is RBP's residual instead: the weight of every rank whose item
         is not judged, within the top k and beyond it (needs labels with judgments).
+    normalize : bool, default=False
+        If True, RBP divided by the largest RBP@k the row's labels allow (LensKit's
+        ``RBP(normalize=True)``), in [0, 1] like NDCG. Not with ``residual``.
 
     Raises
     ------
     ValueError
-        If p is not in (0, 1), or k is not an integer > 0 or None.
+        If p is not in (0, 1), k is not an integer > 0 or None, or ``residual`` and
+        ``normalize`` are both true.
 
     Notes
     -----
@@ -212,6 +223,22 @@ class RBP(Metric):
     does not scale grades: graded RBP can exceed 1). :func:`rankereval.evaluate` hands it
     the graded labels.
 
+    Normalised (``normalize=True``), RBP is divided by its value for the ideal ranking of
+    the row, the labels' own values sorted in decreasing order, cut at k:
+
+    .. math::
+
+        \mathrm{nRBP}_p@k(y) = \frac{\mathrm{RBP}_p@k(y)}{(1 - p)
+        \sum_{i=1}^{\min(k, n_{rel})} g_{(i)}\, p^{i - 1}},
+
+    with :math:`g_{(1)} \ge g_{(2)} \ge \dots` the positive label values of the row (all 1
+    for :class:`~rankereval.BinaryLabels`: the denominator is :math:`1 - p^{\min(k,
+    n_{rel})}`). This is LensKit's ``RBP(normalize=True)`` for binary labels and rankings of
+    at least :math:`\min(k, n_{rel})` items; LensKit takes the ideal over the ranking's own
+    length instead of k (a ranking of one relevant item then scores 1 however many relevant
+    items it misses), and rankereval, as for NDCG, takes it over k, so that a short ranking
+    cannot inflate its score. An empty ranking scores 0 (LensKit raises ZeroDivisionError).
+
     The residual is the weight RBP leaves unknown: that of the unjudged items of the top k'
     and of every rank after k',
 
@@ -226,7 +253,8 @@ class RBP(Metric):
     Edge cases:
 
     1. The ranking is empty: 0 (residual: 1).
-    2. There are no relevant items in ``y_true``: NaN (also for the residual).
+    2. There are no relevant items in ``y_true``: NaN (also for the residual and the
+       normalised RBP).
     3. ``residual=True`` with labels that carry no judgments: ValueError.
 
     References
@@ -243,25 +271,39 @@ class RBP(Metric):
     array([0.625])
     >>> RBP(p=0.5, residual=True).score(y_true, y_pred)  # 1 - 0.5 * (1 + 0.5 + 0.25)
     array([0.125])
+    >>> RBP(p=0.5, normalize=True).score(y_true, y_pred)  # 0.625 / (0.5 * (1 + 0.5))
+    array([0.83333333])
     """
 
     info = MetricInfo(
         name="rbp", kernel="rbp", labels="graded", cutoff="optional", aliases=("rankbiasedprecision",),
-        summary="RBP@k[p=0.8]: rank-biased precision (graded or binary); [residual]: its residual",
+        summary="RBP@k[p=0.8]: rank-biased precision (graded or binary); [residual]: its residual; "
+                "[normalize]: over the ideal RBP@k",
         reals={"p": RealParam(0.0, 1.0, (0.8, 0.5, 0.95), low_open=True, high_open=True)},
         value_range=(0.0, float("inf")),
+        exclusive=(("residual", "normalize"),),
     )
 
-    def __init__(self, k=None, p=0.8, residual=False):
+    def __init__(self, k=None, p=0.8, residual=False, normalize=False):
         self.k = check_k(k, allow_none=True)
         self.p = self.info.reals["p"].check(p, "p")
         self.residual = check_flag(residual, "residual")
+        self.normalize = check_flag(normalize, "normalize")
+        if self.residual and self.normalize:
+            raise ValueError("RBP: residual and normalize cannot both be true (the residual is a "
+                             "weight left unknown, not a score to normalise)")
+
+    def _weights(self, n):
+        """(1 - p) p^(i - 1) for ranks i = 1 .. n."""
+        return (1.0 - self.p) * self.p ** np.arange(n, dtype=np.float64)
 
     def _kernel_args(self, y_true, y_pred):
-        n = y_pred.indices.shape[1] + 1
-        weights = (1.0 - self.p) * self.p ** np.arange(n, dtype=np.float64)
+        weights = self._weights(y_pred.indices.shape[1] + 1)
         if self.residual:
             return {"k": self.k, "disc": weights, "kernel": "rbp_residual", "judged": True}
+        if self.normalize:
+            return {"k": self.k, "disc": weights,
+                    "norm": _ideal(y_true, self.k, self._weights, 0, ("RBP", ""), "normalised RBP")}
         return {"k": self.k, "disc": weights}
 
 
