@@ -142,6 +142,11 @@ class MetricInfo:
         :func:`~rankereval.metrics.from_name` takes them from its ``defaults`` and says so
         when they are missing, and the generic tests (which build every metric from its
         options alone) leave such metrics to their own tests.
+    row_inputs : tuple of str
+        The inputs among ``inputs`` that hold one row per ranking (Serendipity's users'
+        histories), aligned with the rankings by position as label rows are: the
+        Accumulator takes each batch's rows, and Dask and Spark (which split the rankings
+        by query) refuse them when they have more than one row.
     """
 
     name: str
@@ -160,6 +165,7 @@ class MetricInfo:
     aggregate: str = "mean"
     judged: bool = False
     inputs: tuple = ()
+    row_inputs: tuple = ()
 
     def __post_init__(self):
         if self.labels not in _LABELS:
@@ -170,10 +176,11 @@ class MetricInfo:
             if self.kernel not in _beyond.KERNELS:
                 raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval.metrics._beyond_fast; "
                                  f"known: {sorted(_beyond.KERNELS)}")
-        elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity"):
+        elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity", "serendipity"):
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
                              f"known: {sorted(_kernels.METRIC_IDS)} (or 'profile': "
-                             "rankereval.metrics._profile, or 'diversity': rankereval.metrics._diversity)")
+                             "rankereval.metrics._profile, 'diversity': rankereval.metrics._diversity, "
+                             "or 'serendipity': rankereval.metrics._serendipity)")
         if self.aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}")
         if self.at != "k" and self.at not in self.reals:
@@ -632,8 +639,10 @@ def _score_many(metrics, y_true, y_pred):
     item of the pool, also those of a negative grade (``judged``: "pool"). The metrics of
     the relevance profile (``MetricInfo.kernel == "profile"``) are scored together by
     :func:`rankereval.metrics._profile.score_profiles`, those of the diversity family
-    (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`."""
-    for pseudo, scorer in (("profile", _PROFILE_SCORER), ("diversity", _DIVERSITY_SCORER)):
+    (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`, Serendipity
+    (``"serendipity"``) by :func:`rankereval.metrics._serendipity.score_serendipity`."""
+    for pseudo, scorer in (("profile", _PROFILE_SCORER), ("diversity", _DIVERSITY_SCORER),
+                           ("serendipity", _SERENDIPITY_SCORER)):
         if any(type(m).info.kernel == pseudo for m in metrics):
             own = [j for j, m in enumerate(metrics) if type(m).info.kernel == pseudo]
             rest = [j for j, m in enumerate(metrics) if type(m).info.kernel != pseudo]
@@ -718,6 +727,8 @@ def _score_many(metrics, y_true, y_pred):
 _PROFILE_SCORER = [None]
 #: the scorer of the diversity family (``rankereval.metrics._diversity.score_diversity``), likewise
 _DIVERSITY_SCORER = [None]
+#: the scorer of Serendipity (``rankereval.metrics._serendipity.score_serendipity``), likewise
+_SERENDIPITY_SCORER = [None]
 
 
 def _positional(where, n_fixed, args, names, given, defaults):
