@@ -138,7 +138,7 @@ class Serendipity(_ArrayInputMetric):
         else:
             l_indptr, l_indices, l_values = y_true.indptr, y_true.indices, y_true.values
         s, h = self._sim, self._hist
-        _kernel.serendipity(ranks, y_pred.lengths, self.k, h.indptr, h.indices, s.indptr, s.indices, s.data,
+        _kernel.serendipity(ranks, y_pred.lengths, self.k, _ids(h.indptr), _ids(h.indices), s.indptr, s.indices, s.data,
                             l_indptr, l_indices, l_values, ones, out, bad,
                             effective_n_threads(ranks.shape[0] * min(self.k, ranks.shape[1]) * 8))
         self._raise_bad_id(bad, "the similarity", s.shape[0])
@@ -157,6 +157,11 @@ class Serendipity(_ArrayInputMetric):
         out.__dict__.update(self.__dict__)
         out.history = out._hist = self._hist[rows]
         return out
+
+
+def _ids(a):
+    """``a`` as int64 (scipy narrows the ids of a row selection to int32)."""
+    return a.astype(np.int64, copy=False)
 
 
 def score_serendipity(metrics, y_true, y_pred):
@@ -236,12 +241,11 @@ def cooccurrence_similarity(train, n_items=None):
     if n_items == 0:
         raise ValueError("train has no items: the similarity is empty")
     x = sp.csr_matrix((x.data, x.indices, x.indptr), shape=(x.shape[0], int(n_items)))
-    co = sp.csr_matrix(x.T @ x)  # co-occurrence counts; the diagonal holds each item's count
-    counts = co.diagonal()
-    scale = np.zeros(int(n_items))
-    np.divide(1.0, np.sqrt(counts), out=scale, where=counts > 0)
-    sim = sp.csr_matrix(sp.diags(scale) @ co @ sp.diags(scale))
+    sim = sp.csr_matrix(x.T @ x)  # co-occurrence counts; the diagonal holds each item's count
     sim.sort_indices()
+    root = np.sqrt(sim.diagonal())
+    rows = np.repeat(np.arange(int(n_items)), np.diff(sim.indptr))
+    sim.data = sim.data / (root[rows] * root[sim.indices])  # Recommenders' rounding: count / (sqrt * sqrt)
     return sim
 
 
