@@ -79,7 +79,10 @@ class Serendipity(_ArrayInputMetric):
     >>> sim = cooccurrence_similarity(train)
     >>> y_pred = Rankings.from_ranked_indices([[3, 0], [3], [2]])
     >>> Serendipity(2, train, sim, relevance="ones").score(None, y_pred).round(4)
-    array([0.8333, 0.7113, 0.5918])
+    array([0.5732, 0.6464, 0.6667])
+
+    The third: item 2 shares one of its two users with item 0 and with item 1 (similarity
+    1/2 each) and none with item 3, so its serendipity is 1 - (1/2 + 1/2 + 0)/3 = 2/3.
     """
 
     info = MetricInfo(
