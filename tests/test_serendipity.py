@@ -16,16 +16,9 @@ import reference_beyond as ref
 from rankereval import (Accumulator, BinaryLabels, NumericLabels, Rankings, Serendipity, cooccurrence_similarity,
                         evaluate, feature_similarity)
 from rankereval.metrics import from_name
-from helpers import ranked
+from helpers import close, ranked
 
 N_ITEMS = 10
-
-
-def _close(a, b, tol=1e-12):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-    np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=tol, atol=tol)
 
 
 # Recommenders' fixture (tests/unit/recommenders/evaluation/conftest.py::diversity_data), users
@@ -76,7 +69,7 @@ def test_serendipity_matches_reference(rows, k, hist, sim, sparse, one_history, 
         rel = [{i: float(v) for i, v in enumerate(g[min(u, n_rows - 1)]) if v} for u in range(n)]
     metric = Serendipity(k, history, matrix, relevance="ones" if relevance == "ones" else "labels")
     expected = [ref.serendipity(r, k, sorted(hist[min(u, len(hist) - 1)]), sim, rel[u]) for u, r in enumerate(rows)]
-    _close(metric.score(y_true, y_pred), expected)
+    close(metric.score(y_true, y_pred), expected)
 
 
 @settings(max_examples=40, deadline=None)
@@ -86,11 +79,11 @@ def test_cooccurrence_similarity_matches_reference(users, extra):
     train = BinaryLabels.from_positive_indices([sorted(u) for u in users])
     got = cooccurrence_similarity(train, n_items=n_items)
     assert got.shape == (n_items, n_items)
-    _close(got.toarray(), ref.cooccurrence_similarity(users, n_items))
+    close(got.toarray(), ref.cooccurrence_similarity(users, n_items))
     dense = np.zeros((len(users), n_items))
     for u, items in enumerate(users):
         dense[u, sorted(items)] = 2.5  # a rating: an interaction whatever its value
-    _close(cooccurrence_similarity(dense).toarray(), got.toarray())
+    close(cooccurrence_similarity(dense).toarray(), got.toarray())
 
 
 @settings(max_examples=40, deadline=None)
@@ -102,7 +95,7 @@ def test_feature_similarity_matches_reference(features, sparse):
     if (np.einsum("ij,ij->i", x, x) < 1e-200).any():
         return  # a norm that underflows: refused, tested below
     got = feature_similarity(sp.csr_matrix(x) if sparse else x)
-    _close(got.toarray() if sparse else got, ref.feature_similarity(features), tol=1e-10)
+    close(got.toarray() if sparse else got, ref.feature_similarity(features), tol=1e-10)
 
 
 # ---------------------------------------------------------------------------------------- #
@@ -114,16 +107,16 @@ def test_recommenders_published_values():
     item_feature_vector versions), on its fixture."""
     train, rel, reco, features = _fixture()
     cooc = Serendipity(2, train, cooccurrence_similarity(train, n_items=6))
-    _close(cooc.score(rel, reco), [0.363915, 0.53455, 0.403775], tol=1e-5)
+    close(cooc.score(rel, reco), [0.363915, 0.53455, 0.403775], tol=1e-5)
     assert cooc.mean(rel, reco) == pytest.approx(0.43408, abs=1e-5)
     vec = Serendipity(2, train, feature_similarity(features))
-    _close(vec.score(rel, reco), [0.2500, 0.625, 0.3333], tol=1e-4)
+    close(vec.score(rel, reco), [0.2500, 0.625, 0.3333], tol=1e-4)
     assert vec.mean(rel, reco) == pytest.approx(0.4028, abs=1e-4)
     # test_user_item_serendipity: each item alone (k = 1 over one-item rankings)
     items = ranked([[i] for r in RECO for i in r])
     rows = [0, 0, 1, 1, 2, 2]
     per_item = Serendipity(1, train[rows], cooccurrence_similarity(train, n_items=6)).score(rel[rows], items)
-    _close(per_item, [0.72783, 0.0, 0.71132, 0.35777, 0.80755, 0.0], tol=1e-5)
+    close(per_item, [0.72783, 0.0, 0.71132, 0.35777, 0.80755, 0.0], tol=1e-5)
 
 
 def _recommenders():
@@ -178,7 +171,7 @@ def _compare_with_recommenders(pe, train_rows, reco_rows, relevance, n_items, me
     users = theirs["UserId"].to_numpy()
     # Recommenders keeps the users with a history and a recommendation; the others are NaN here
     assert set(users) == {u for u in range(len(reco_rows)) if train_rows[u] and reco_rows[u]}
-    _close(scores[users], theirs["user_serendipity"].to_numpy())
+    close(scores[users], theirs["user_serendipity"].to_numpy())
     assert np.isnan(np.delete(scores, users)).all()
     assert metric.mean(y_true, y_pred, nan_handling="drop") == pytest.approx(pe.serendipity(train_df, reco_df, **kw),
                                                                              rel=1e-12, abs=1e-12)
@@ -274,7 +267,7 @@ def test_many_rankings_on_threads_match_the_reference():
     sim = sp.random(n_items, n_items, density=0.05, random_state=4, format="csr")
     dense = sim.toarray().tolist()
     scores = Serendipity(10, BinaryLabels.from_positive_indices(hist), sim, relevance="ones").score(None, ranked(rows))
-    _close(scores, [ref.serendipity(r, 10, h, dense) for r, h in zip(rows, hist)])
+    close(scores, [ref.serendipity(r, 10, h, dense) for r, h in zip(rows, hist)])
 
 
 # ---------------------------------------------------------------------------------------- #
@@ -292,7 +285,7 @@ def test_names_equality_pickling_and_repr():
     assert Serendipity(2, train, sim.toarray()) == Serendipity(2, train, sim.toarray())
     back = pickle.loads(pickle.dumps(m))
     assert back == m and hash(back) == hash(m) and m.__module__ == "rankereval.metrics"
-    _close(back.score(rel, reco), m.score(rel, reco))
+    close(back.score(rel, reco), m.score(rel, reco))
     assert "array(" not in repr(m) and "<BinaryLabels 3x6>" in repr(m)
     with pytest.raises(ValueError, match="Serendipity needs history"):
         from_name("serendipity@10")
@@ -302,8 +295,8 @@ def test_evaluate_compare_mean_and_bootstrap():
     train, rel, reco, _ = _fixture()
     m = Serendipity(2, train, cooccurrence_similarity(train, n_items=6))
     ev = evaluate(rel, reco, {"ser": m, "ndcg": "ndcg@2"})
-    _close(ev["ser"], m.score(rel, reco))
-    _close(ev["ndcg"], rankereval.NDCG(2).score(rel, reco))
+    close(ev["ser"], m.score(rel, reco))
+    close(ev["ndcg"], rankereval.NDCG(2).score(rel, reco))
     other = ranked([[0, 3], [1, 0], [5, 0]])
     cmp = rankereval.compare(rel, {"a": reco, "b": other}, [m], random_state=0, n_resamples=200)
     np.testing.assert_array_equal(cmp.scores[:, 0, 0], m.score(rel, reco))
