@@ -226,7 +226,8 @@ def test_an_item_of_the_history_reads_its_own_similarity():
     sim = cooccurrence_similarity(train)
     # item 0 in user 1's history: sim(0, 0) = 2 / (sqrt(2) sqrt(2)) = 1 - 2**-53, so about 0
     # (Recommenders refuses a recommended item of the history)
-    assert Serendipity(1, train[[1]], sim, relevance="ones").score(None, ranked([[0]]))[0] == pytest.approx(0, abs=1e-15)
+    score = Serendipity(1, train[[1]], sim, relevance="ones").score(None, ranked([[0]]))[0]
+    assert score == pytest.approx(0, abs=1e-15)
 
 
 @pytest.mark.parametrize("make, error, match", [

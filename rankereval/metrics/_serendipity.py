@@ -64,7 +64,7 @@ class Serendipity(_ArrayInputMetric):
     like any other pair's), rounds relevance to float16 (here float64: the two agree on 0,
     1 and small integer grades), and under pandas 3 its ``fillna(inplace=True)`` no longer
     fills missing pairs (1.2.1 requires pandas < 3). The kernel walks the similarity row of
-    each relevant top-k item once: O(|H_u| + k nnz(row)) per ranking.
+    each relevant top-k item once: :math:`O(|H_u| + k \, \mathrm{nnz}(\mathrm{row}))` per ranking.
 
     References
     ----------
@@ -117,8 +117,9 @@ class Serendipity(_ArrayInputMetric):
                             "(Recommenders' col_relevance); pass relevance='ones' to count every item as "
                             "relevant (Recommenders' default), which does not read y_true")
         if y_true is not None and not isinstance(y_true, Labels):
-            raise TypeError(f"y_true must be BinaryLabels or NumericLabels{' or None' if self.relevance == 'ones' else ''}"
-                            f", got {type(y_true).__name__}")
+            allowed = "BinaryLabels, NumericLabels or None" if self.relevance == "ones" else \
+                "BinaryLabels or NumericLabels"
+            raise TypeError(f"y_true must be {allowed}, got {type(y_true).__name__}")
         self._check_rows(y_true, y_pred)
 
     def _check_rows(self, y_true, y_pred):
