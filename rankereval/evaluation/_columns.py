@@ -39,16 +39,16 @@ def _row_input_rows(metric, name):
 
 def refuse_row_inputs(columns, where):
     """ValueError for a metric with an input of one row per ranking (``MetricInfo.row_inputs``:
-    Serendipity's history) holding more than one row, in an entry point over partitions
-    (Dask, Spark): they split the rankings by query id, and a partition's rankings cannot
-    be matched to rows of an input aligned by position."""
+    Serendipity's history) in an entry point over partitions (Dask, Spark): they split the
+    rankings by query id, so a partition's rankings cannot be matched to rows aligned by
+    position, and they number the items of each partition apart, so its item ids are not
+    those the history and the similarity are indexed by."""
     for name, m in columns:
         for p in m.info.row_inputs:
-            if _row_input_rows(m, p) > 1:
-                raise ValueError(f"metric {name!r}: its {p} has one row per ranking, aligned by position, "
-                                 f"which the partitions of {where} (rankings split by query id) cannot "
-                                 f"follow; compute it with rankereval.evaluate or the Accumulator, or give "
-                                 f"a {p} of one row for every ranking")
+            raise ValueError(f"metric {name!r}: its {p} has one row per ranking, aligned by position, and "
+                             f"its inputs are indexed by item id; the partitions of {where} split the "
+                             "rankings by query id and number their items apart, so they cannot follow "
+                             "either; compute it with rankereval.evaluate or the Accumulator")
 
 
 def columns_for_rows(columns, rows):

@@ -146,7 +146,7 @@ class MetricInfo:
         The inputs among ``inputs`` that hold one row per ranking (Serendipity's users'
         histories), aligned with the rankings by position as label rows are: the
         Accumulator takes each batch's rows, and Dask and Spark (which split the rankings
-        by query) refuse them when they have more than one row.
+        by query and number each partition's items apart) refuse the metric.
     """
 
     name: str
