@@ -8,9 +8,13 @@ slow spell of the machine falls on all of them):
   sparse (CSR) features (targets: each at most 2x NDCG@10; dense ILD@10 at most 0.5 s);
 * each system-level metric's ``compute``: CatalogCoverage, DistributionalCoverage, GiniIndex
   (and its log2 rank discount) at k = 10 and k = 100 (target: at most 20 ms at k = 10);
+* Serendipity@10 with the co-occurrence similarity of a synthetic history (8 items per user,
+  drawn by popularity); building that similarity is timed apart;
 * side by side on the first ``--recs-rows`` users, Microsoft Recommenders' pandas functions
   (``recommenders.evaluation.python_evaluation``) with rankereval's on the same slice, and
-  the values of both, when ``recommenders`` is installed.
+  the values of both, when ``recommenders`` is installed with the pandas < 3 it requires
+  (its serendipity with ``item_cooccurrence_count``; with ``item_feature_vector`` on
+  ``--recs-div-rows`` users, since it pairs every item it is given).
 
 Writes ``benchmarks/results/beyond.json``; ``--table FILE`` prints the reStructuredText table
 of ``docs/guide/performance.rst`` from such a file.
@@ -69,6 +73,10 @@ def run(args):
     t0 = time.perf_counter()
     ild_sparse = rk.IntraListDiversity(10, tags)
     build_sparse = time.perf_counter() - t0
+    history = synthetic_history(rk, counts, w.n_rows)
+    t0 = time.perf_counter()
+    cooc = rk.cooccurrence_similarity(history, n_items=n_items)
+    build_cooc = time.perf_counter() - t0
     per_ranking = {
         "ndcg@10": (rk.NDCG(10), y),
         "novelty@10": (rk.Novelty(10, p), None),
@@ -76,6 +84,7 @@ def run(args):
         "tailshare@10": (rk.TailShare(10, tail), None),
         "ild@10 (64-d dense)": (ild_dense, None),
         "ild@10 (sparse tags)": (ild_sparse, None),
+        "serendipity@10 (co-occurrence)": (rk.Serendipity(10, history, cooc), y),
     }
     system = {
         f"{name}@{k}": m
@@ -112,13 +121,24 @@ def run(args):
         "cpu_s": median_cpu, "threads": rk._threads.effective_n_threads(),
         "ratio_to_ndcg10": {n: median[n] / median["ndcg@10"] for n in per_ranking},
         "build_s": {"ild dense (normalise 64-d features)": build_dense,
-                    "ild sparse (normalise tags)": build_sparse},
+                    "ild sparse (normalise tags)": build_sparse,
+                    f"cooccurrence_similarity ({cooc.nnz:,} pairs)": build_cooc},
         "times": times, "cpu_times": cpu,
         "values": {**{n: float(np.nanmean(f())) for n, f in calls.items() if n in per_ranking},
                    **{n: float(f()) for n, f in calls.items() if n in system}},
     }
     res["recommenders"] = recommenders_side_by_side(w, counts, dense, args)
     return res
+
+
+def synthetic_history(rk, counts, n_users, per_user=8, seed=1):
+    """Training interactions for Serendipity: ``per_user`` distinct items per user, drawn with
+    probability proportional to ``counts``."""
+    rng = np.random.default_rng(seed)
+    p = counts / counts.sum()
+    draws = rng.choice(counts.size, size=(n_users, 2 * per_user), p=p)
+    rows = [np.unique(d)[:per_user] for d in draws]
+    return rk.BinaryLabels.from_positive_indices(rows)
 
 
 def recommenders_side_by_side(w, counts, dense, args):
@@ -128,6 +148,10 @@ def recommenders_side_by_side(w, counts, dense, args):
     except ImportError:
         return None
     import pandas as pd
+
+    if int(pd.__version__.split(".")[0]) >= 3:  # 1.2.1 requires pandas < 3: its values would be wrong
+        print(f"Microsoft Recommenders skipped: it requires pandas < 3, {pd.__version__} is installed")
+        return None
 
     import rankereval as rk
 
@@ -187,6 +211,49 @@ def recommenders_side_by_side(w, counts, dense, args):
     out["diversity"] = {"rows": m, "recommenders_s": t_theirs, "rankereval_s": t_ours,
                         "recommenders_value": float(theirs), "rankereval_value": float(ours),
                         "note": "rankereval's time includes building the metric (normalising all features)"}
+    # serendipity, every item counting as relevant (Recommenders' default), over the synthetic
+    # history of the per-ranking benchmark (popular items: they co-occur) without the recommended
+    # items: the co-occurrence similarity, then feature vectors on the small slice
+    h = synthetic_history(rk, counts, n)
+    h_rows = np.repeat(np.arange(n), np.diff(h.indptr))
+    h_keep = ~np.isin(h_rows.astype(np.int64) * n_cat + h.indices,
+                      np.repeat(np.arange(n, dtype=np.int64), k) * n_cat + reco_items.ravel())
+    ser_train = pd.DataFrame({"userID": h_rows[h_keep], "itemID": h.indices[h_keep].astype(np.int64)})
+    y_hist = rk.BinaryLabels.from_matrix(sp.csr_matrix(
+        (np.ones(int(h_keep.sum())), (h_rows[h_keep], h.indices[h_keep])), shape=(n, n_cat)))
+
+    def ours_cooc():
+        sim = rk.cooccurrence_similarity(y_hist, n_items=n_cat)
+        return rk.Serendipity(k, y_hist, sim, relevance="ones").mean(None, r, nan_handling="drop")
+
+    def theirs_cooc():
+        return pe.serendipity(ser_train, reco[["userID", "itemID"]])
+
+    theirs_cooc()  # warm up (its caches hold one frame: the next call computes again)
+    t_theirs = statistics.median(_time(theirs_cooc) for _ in range(min(args.repeats, 3)))
+    t_ours = statistics.median(_time(ours_cooc) for _ in range(args.repeats))
+    out["serendipity"] = {"recommenders_s": t_theirs, "rankereval_s": t_ours,
+                          "recommenders_value": float(theirs_cooc()), "rankereval_value": float(ours_cooc()),
+                          "note": "rankereval's time includes building the co-occurrence similarity"}
+    m = min(args.recs_div_rows, n) // 5 or 1
+    small_train = ser_train[ser_train.userID < m]
+    items = np.unique(np.concatenate([reco_items[:m].ravel(), small_train.itemID.to_numpy()]))
+    feats = pd.DataFrame({"itemID": items, "features": list(dense[items])})
+    t0 = time.perf_counter()
+    theirs = pe.serendipity(small_train, reco[reco.userID < m][["userID", "itemID"]], item_feature_df=feats,
+                            item_sim_measure="item_feature_vector")
+    t_theirs = time.perf_counter() - t0
+    # rankereval on the same items, numbered 0 .. len(items) - 1 (their features only, as Recommenders')
+    hist = [np.searchsorted(items, small_train.itemID[small_train.userID == u].to_numpy()) for u in range(m)]
+    reco_small = np.searchsorted(items, reco_items[:m])
+    t0 = time.perf_counter()
+    ours = rk.Serendipity(k, rk.BinaryLabels.from_positive_indices(hist), rk.feature_similarity(dense[items]),
+                          relevance="ones").mean(None, rk.Rankings.from_ranked_indices(reco_small), nan_handling="drop")
+    t_ours = time.perf_counter() - t0
+    out["serendipity (item_feature_vector)"] = {
+        "rows": m, "recommenders_s": t_theirs, "rankereval_s": t_ours, "recommenders_value": float(theirs),
+        "rankereval_value": float(ours),
+        "note": "rankereval's time includes the cosine similarity of those items"}
     return out
 
 
@@ -240,7 +307,10 @@ def table(res):
                   "   :header-rows: 1", "   :widths: 30 15 15 20 20", "",
                   "   * - function", "     - Recommenders ms", "     - rankereval ms",
                   "     - Recommenders value", "     - rankereval value"]
-        for name in ("catalog_coverage", "distributional_coverage", "novelty", "diversity"):
+        for name in ("catalog_coverage", "distributional_coverage", "novelty", "diversity", "serendipity",
+                     "serendipity (item_feature_vector)"):
+            if name not in recs:  # (results written before serendipity)
+                continue
             c = recs[name]
             rows = f" ({c['rows']:,} users)" if "rows" in c else ""
             lines += [f"   * - ``{name}``{rows}", f"     - {ms(c['recommenders_s'])}", f"     - {ms(c['rankereval_s'])}",

@@ -43,7 +43,9 @@ _METRICS = (
     # the C/W/L family (rankereval.metrics._cwl)
     "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",
     # scikit-learn's label ranking measures (rankereval.metrics._rank)
-    "CoverageError", "LabelRankingLoss")
+    "CoverageError", "LabelRankingLoss",
+    # Microsoft Recommenders' serendipity and its similarities (rankereval.metrics._serendipity)
+    "Serendipity", "cooccurrence_similarity", "feature_similarity")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -92,6 +94,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
     from rankereval.metrics import NumQueries
     from rankereval.metrics import BPM, INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Compat
     from rankereval.metrics import CoverageError, LabelRankingLoss
+    from rankereval.metrics import Serendipity, cooccurrence_similarity, feature_similarity
 else:  # hidden from type checkers, which would accept any attribute of a module with __getattr__
     def __getattr__(name):
         if name in _LAZY:

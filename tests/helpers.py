@@ -84,6 +84,15 @@ def trec_queries(draw):
     return qrels, ranked
 
 
+def close(a, b, tol=1e-12):
+    """Assert two arrays of scores of one shape are NaN at the same places and equal elsewhere
+    to ``tol`` (absolute and relative): a kernel against its slow reference."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=tol, atol=tol)
+
+
 # -- equal results across entry points (Dask, Spark, Accumulator vs in-memory evaluate) -----
 def same(a, b):
     """Equal bit for bit (arrays or scalars, of the same shape), NaN equal to NaN. The

@@ -105,3 +105,37 @@ def gini_index(rankings, k, n_items, discount="none"):
         return NAN
     n = len(values)
     return sum((2 * j - n - 1) * c for j, c in enumerate(values, start=1)) / (n * total)
+
+
+def serendipity(ranking, k, history, sim, relevance=None):
+    """Microsoft Recommenders' user_serendipity (Zhang et al. 2012): the mean over the top k
+    items i of (1 - mean over the history items h of sim[i][h]) * rel(i). ``history``: the
+    user's training items; ``sim``: a list of lists (sim[i][h]); ``relevance``: a dict item ->
+    value (an item it lacks has 0), or None for 1 everywhere. NaN for an empty top k or history."""
+    items = top(ranking, k)
+    if not items or not history:
+        return NAN
+    total = 0.0
+    for i in items:
+        mean_sim = sum(sim[i][h] for h in history) / len(history)
+        rel = 1.0 if relevance is None else relevance.get(i, 0.0)
+        total += (1.0 - mean_sim) * rel
+    return total / len(items)
+
+
+def cooccurrence_similarity(users, n_items):
+    """Recommenders' item_cooccurrence_count: sim[i][j] = |U_i & U_j| / sqrt(|U_i| |U_j|), with
+    U_i the users (``users``: a list of sets of item ids) who hold item i; 0 for an item nobody holds."""
+    holders = [{u for u, items in enumerate(users) if i in items} for i in range(n_items)]
+    sim = [[0.0] * n_items for _ in range(n_items)]
+    for i in range(n_items):
+        for j in range(n_items):
+            both = len(holders[i] & holders[j])
+            if both:
+                sim[i][j] = both / math.sqrt(len(holders[i]) * len(holders[j]))
+    return sim
+
+
+def feature_similarity(features):
+    """Recommenders' item_feature_vector: the cosine of every pair of feature vectors."""
+    return [[cosine(a, b) for b in features] for a in features]

@@ -21,16 +21,9 @@ from rankereval import (AveragePopularity, BinaryLabels, CatalogCoverage, Distri
                         long_tail_items, popularity_from)
 from rankereval.metrics import SystemMetric, from_name, metric_names
 from rankereval.metrics._base import _registered
-from helpers import ranked
+from helpers import close, ranked
 
 N_ITEMS = 12
-
-
-def _close(a, b, tol=1e-12):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-    np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=tol, atol=tol)
 
 
 rankings_st = st.lists(st.lists(st.integers(0, N_ITEMS - 1), max_size=8, unique=True), min_size=1, max_size=8)
@@ -46,14 +39,14 @@ probabilities = st.lists(st.one_of(st.just(0.0), st.just(1.0), st.floats(1e-6, 1
 @given(rows=rankings_st, k=cutoffs, pop=probabilities, method=st.sampled_from(["self_information", "complement"]))
 def test_novelty_matches_reference(rows, k, pop, method):
     got = Novelty(k, np.array(pop), method=method).score(None, ranked(rows))
-    _close(got, [ref.novelty(r, k, pop, method) for r in rows])
+    close(got, [ref.novelty(r, k, pop, method) for r in rows])
 
 
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, pop=st.lists(st.integers(0, 1000), min_size=N_ITEMS, max_size=N_ITEMS))
 def test_average_popularity_matches_reference(rows, k, pop):
     got = AveragePopularity(k, np.array(pop)).score(None, ranked(rows))
-    _close(got, [ref.average_popularity(r, k, pop) for r in rows])
+    close(got, [ref.average_popularity(r, k, pop) for r in rows])
 
 
 @settings(max_examples=50)
@@ -64,7 +57,7 @@ def test_tail_share_matches_reference(rows, k, tail, as_mask):
     else:
         given_tail = np.array(sorted(tail), dtype=np.int64)
     got = TailShare(k, given_tail).score(None, ranked(rows))
-    _close(got, [ref.tail_share(r, k, tail) for r in rows])
+    close(got, [ref.tail_share(r, k, tail) for r in rows])
 
 
 features_st = st.lists(
@@ -78,7 +71,7 @@ features_st = st.lists(
 def test_intra_list_diversity_matches_reference(rows, k, features, sparse):
     x = np.array(features)
     got = IntraListDiversity(k, sp.csr_matrix(x) if sparse else x).score(None, ranked(rows))
-    _close(got, [ref.intra_list_diversity(r, k, features) for r in rows], tol=1e-9)
+    close(got, [ref.intra_list_diversity(r, k, features) for r in rows], tol=1e-9)
 
 
 # ---------------------------------------------------------------------------------------- #
@@ -96,14 +89,14 @@ def test_catalog_coverage_matches_reference(rows, k, extra):
 @given(rows=rankings_st, k=cutoffs, normalize=st.booleans())
 def test_distributional_coverage_matches_reference(rows, k, normalize):
     metric = DistributionalCoverage(k, n_items=N_ITEMS, normalize=normalize)
-    _close([metric.compute(ranked(rows))], [ref.distributional_coverage(rows, k, N_ITEMS, normalize)])
+    close([metric.compute(ranked(rows))], [ref.distributional_coverage(rows, k, N_ITEMS, normalize)])
 
 
 @settings(max_examples=50)
 @given(rows=rankings_st, k=cutoffs, discount=st.sampled_from(["none", "log2"]))
 def test_gini_matches_reference(rows, k, discount):
     got = GiniIndex(k, N_ITEMS, discount=discount).compute(ranked(rows))
-    _close([got], [ref.gini_index(rows, k, N_ITEMS, discount)])
+    close([got], [ref.gini_index(rows, k, N_ITEMS, discount)])
 
 
 # ---------------------------------------------------------------------------------------- #
@@ -143,7 +136,7 @@ def test_novelty_does_not_depend_on_the_order_inside_the_top_k(rows, k, pop, see
     shuffled = [list(rng.permutation(r[:k])) + list(r[k:]) for r in rows]
     for method in ("self_information", "complement"):
         m = Novelty(k, np.array(pop), method=method)
-        _close(m.score(None, ranked(shuffled)), m.score(None, ranked(rows)), tol=1e-12)
+        close(m.score(None, ranked(shuffled)), m.score(None, ranked(rows)), tol=1e-12)
 
 
 def test_entropy_and_gini_of_even_and_concentrated_exposure():
@@ -161,8 +154,8 @@ def test_entropy_and_gini_of_even_and_concentrated_exposure():
 
 def test_empty_rankings():
     r = ranked([[], [1, 2]])
-    _close(Novelty(3, np.full(5, 0.5)).score(None, r), [np.nan, 1.0])
-    _close(IntraListDiversity(3, np.eye(5)).score(None, r), [np.nan, 1.0])
+    close(Novelty(3, np.full(5, 0.5)).score(None, r), [np.nan, 1.0])
+    close(IntraListDiversity(3, np.eye(5)).score(None, r), [np.nan, 1.0])
     # more rankings than the kernels prefetch ahead, all empty (width 0): nothing to read
     many_empty = ranked([[]] * 20)
     assert np.isnan(Novelty(3, np.full(5, 0.5)).score(None, many_empty)).all()
@@ -217,7 +210,7 @@ def test_hand_derived_recommenders_novelty_and_diversity():
     # user 0 and user 1 both: 1 - 1/sqrt(2)
     features = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
     ild = IntraListDiversity(2, features).score(None, ranked([[0, 1], [1, 2], [2]]))
-    _close(ild, [1 - 2 ** -0.5, 1 - 2 ** -0.5, np.nan])
+    close(ild, [1 - 2 ** -0.5, 1 - 2 ** -0.5, np.nan])
     # three items: cos(0, 2) = 0 joins: 1 - (2/sqrt(2) + 0) / 3
     assert IntraListDiversity(3, features).score(None, ranked([[0, 1, 2]]))[0] == pytest.approx(
         1 - 2 ** 0.5 / 3, abs=1e-15)

@@ -24,7 +24,7 @@ from rankereval import (AP, APIA, ERRIA, NDCG, NERRIA, NNRBP, NRBP, AlphaDCG, Al
 from rankereval.metrics import from_name
 from rankereval.metrics._adjusted import threshold_labels
 from rankereval.metrics._base import _registered
-from helpers import ranked
+from helpers import close, ranked
 
 # queries without an intent with a relevant item are NaN on purpose in several tests
 pytestmark = pytest.mark.filterwarnings("ignore::rankereval.exceptions.UndefinedMetricWarning")
@@ -33,13 +33,6 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "diversity")
 QRELS, RUN = os.path.join(DATA, "ir_measures.qrels"), os.path.join(DATA, "ir_measures.run")
 FAMILY = [c for c in _registered(everything=True) if c.info.labels == "intents"]
 N_ITEMS = 8
-
-
-def _close(a, b, tol=1e-12):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-    np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=tol, atol=tol)
 
 
 def _reference(metric, row, ranking):
@@ -100,7 +93,7 @@ def test_every_measure_matches_the_literal_reference(rows, data, metric):
     rankings = data.draw(st.lists(ranking, min_size=len(rows), max_size=len(rows)))
     y_true = IntentLabels.from_rows(rows, n_items=N_ITEMS + 3)
     got = metric.score(y_true, ranked(rankings))
-    _close(got, [_reference(metric, row, r) for row, r in zip(rows, rankings)])
+    close(got, [_reference(metric, row, r) for row, r in zip(rows, rankings)])
 
 
 @settings(max_examples=40)
@@ -110,7 +103,7 @@ def test_one_label_row_serves_every_ranking(row, rankings):
     metrics = [AlphaNDCG(5), ERRIA(3), NNRBP(0.3, 0.8), APIA(), PrecisionIA(4), SubtopicRecall()]
     got = evaluate(y_true, ranked(rankings), metrics).scores
     for j, m in enumerate(metrics):
-        _close(got[:, j], [_reference(m, row, r) for r in rankings])
+        close(got[:, j], [_reference(m, row, r) for r in rankings])
 
 
 def test_the_scores_of_one_call_equal_those_of_each_metric():
@@ -176,7 +169,7 @@ def _compare_with_pyndeval(qrels, run, data, cutoffs, alpha=0.5, beta=0.5, rel=1
     for j, name in enumerate(measures):
         want = np.array([expected[q][name] if q in expected else np.nan for q in qids])
         got = np.where(np.isnan(ev.scores[:, j]) & ~np.isnan(want), 0.0, ev.scores[:, j])  # ndeval: 0
-        _close(got, want, tol=1e-10)
+        close(got, want, tol=1e-10)
 
 
 def _tuples(path, run=False):
@@ -220,7 +213,7 @@ def test_ir_measures_provider_agrees():
         measure = ir_measures.parse_measure(name)
         want = {m.query_id: m.value for m in ir_measures.pyndeval.iter_calc([measure], qrels, run)}
         got = data.score(from_name(name))
-        _close(got, [want[str(q)] for q in data.query_ids], tol=1e-10)
+        close(got, [want[str(q)] for q in data.query_ids], tol=1e-10)
 
 
 queries = st.lists(
@@ -312,7 +305,7 @@ def test_dataframes_and_dicts_read_intents():
     metrics = [AlphaNDCG(10), ERRIA(20), NNRBP(), APIA(), NDCG(5)]
     for data in (a, b):
         assert isinstance(data.numeric_labels, IntentLabels)
-        _close(evaluate(data, metrics).scores, evaluate(c, metrics).scores)
+        close(evaluate(data, metrics).scores, evaluate(c, metrics).scores)
     with pytest.raises(ValueError, match="no column 'intent'"):
         from_dataframes(labels, frame, intent_col="intent")
     dup = pd.concat([labels, labels.iloc[:1]], ignore_index=True)
@@ -360,7 +353,7 @@ def test_rows_slice_concatenate_and_pickle():
         part = y[key]
         assert isinstance(part, IntentLabels)
         rows = np.arange(4)[key]
-        _close(evaluate(part, r[key], metrics).scores, full[rows])
+        close(evaluate(part, r[key], metrics).scores, full[rows])
         assert part.intents_to_list() == [y.intents_to_list()[i] for i in rows]
     joined = IntentLabels.concatenate([y[:2], y[2:]])
     assert joined == y
@@ -369,7 +362,7 @@ def test_rows_slice_concatenate_and_pickle():
     assert repr(y) == "IntentLabels(n_rows=4, n_items=5, n_intents=6, nnz=6)"
     judged = y.with_judged([[0, 2, 5], [1], [], [0, 3, 4]])
     assert isinstance(judged, IntentLabels) and judged.judged.indices_to_list()[0] == [0, 2, 5]
-    _close(evaluate(judged, r, metrics).scores, full)
+    close(evaluate(judged, r, metrics).scores, full)
     assert pickle.loads(pickle.dumps(judged)) == judged
 
 
@@ -453,4 +446,4 @@ def test_judged_only_ranks_the_judged_documents_alone():
     for name in ("alpha_nDCG(judged_only=True)@10", "P_IA(judged_only=True)@5", "AP_IA(judged_only=True)"):
         metric = from_name(name)
         plain = from_name(name.replace("(judged_only=True)", ""))
-        _close(data.score(metric), plain.score(data.numeric_labels, kept))
+        close(data.score(metric), plain.score(data.numeric_labels, kept))

@@ -19,6 +19,7 @@ from rankereval.stats._engine import geometric_columns as _geometric, merge_part
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
 from rankereval.evaluation._columns import score_columns as _score_columns
+from rankereval.evaluation._columns import columns_for_rows as _columns_for_rows
 from rankereval._stack import user_stacklevel
 from rankereval.data._conversion import _host_array
 from rankereval.evaluation._evaluate import Evaluation
@@ -222,7 +223,8 @@ class Accumulator:
         kind, ids, hashes = self._keys(query_ids, n)
         # every check before the state changes: a refused batch leaves the accumulator as it was
         new_seen = self._check_new(hashes, ids) if (self._check_ids and kind != "row") else None
-        scores = _score_columns(self._columns, binary, numeric, rankings, self._relevance_level, self._ties)
+        scores = _score_columns(self._batch_columns(query_ids, n), binary, numeric, rankings,
+                                self._relevance_level, self._ties)
         # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
         n_threads = _engine.poisson_threads(n, self._n_boot) if self._conf_interval else 1
         part = _partials(scores, self._nan_handling, hashes if self._conf_interval else None, self._seed,
@@ -235,6 +237,22 @@ class Accumulator:
             scores.flags.writeable = False
             self._scores.append(scores)
             self._ids.append(ids)
+
+    def _batch_columns(self, query_ids, n):
+        """The metric columns for this batch: a metric whose input has one row per ranking
+        (Serendipity's history) gets the batch's rows, by integer query id as ``invalid_items``
+        (row ``q`` for query ``q``), or without query ids by the rows' numbers in the stream
+        (the rows of ``evaluate`` on the concatenated batches)."""
+        if not any(m.info.row_inputs for _, m in self._columns):
+            return self._columns
+        if query_ids is None:
+            rows = np.arange(self.n_rankings, self.n_rankings + n, dtype=np.int64)
+        else:
+            rows = np.asarray(_host_array(query_ids, "query_ids"))
+            if rows.dtype.kind not in "iu":
+                raise TypeError("a metric's input has one row per query id (Serendipity's history): "
+                                f"query_ids must be integers, got dtype {rows.dtype}")
+        return _columns_for_rows(self._columns, rows)
 
     def _rankings(self, x, query_ids, invalid_items):
         if isinstance(x, Rankings):

@@ -12,13 +12,14 @@ from rankereval.metrics._base import Metric, labels_for, score_many
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
 
-__all__ = ["metric_columns", "check_relevance_level", "score_columns"]
+__all__ = ["metric_columns", "check_relevance_level", "score_columns", "columns_for_rows", "refuse_row_inputs"]
 
 
 def refuse_catalogue_metrics(columns, where):
     """ValueError for a metric that reads the size of the catalogue (the kernel trait
     CATALOGUE: CoverageError, LabelRankingLoss) in an entry point over partitions (Dask,
-    Spark), whose partitions number their items apart and so do not share that size."""
+    Spark), whose partitions number their items apart and so do not share that size; and
+    (:func:`refuse_row_inputs`) for one whose inputs hold a row per ranking."""
     from rankereval.metrics._metric_ids import METRIC_IDS, ids_with
 
     catalogue = ids_with("catalogue")
@@ -27,6 +28,41 @@ def refuse_catalogue_metrics(columns, where):
             raise ValueError(f"metric {name!r} reads the number of items of the catalogue, which the "
                              f"partitions of {where} do not share (each numbers its items apart); "
                              "compute it with rankereval.evaluate on the whole data")
+    refuse_row_inputs(columns, where)
+
+
+def _row_input_rows(metric, name):
+    """How many rows the per-ranking input ``name`` of ``metric`` holds."""
+    value = getattr(getattr(metric, "metric", metric), name)  # an Adjusted metric: the one it wraps
+    return value.n_rows if hasattr(value, "n_rows") else value.shape[0]
+
+
+def refuse_row_inputs(columns, where):
+    """ValueError for a metric with an input of one row per ranking (``MetricInfo.row_inputs``:
+    Serendipity's history) in an entry point over partitions (Dask, Spark): they split the
+    rankings by query id, so a partition's rankings cannot be matched to rows aligned by
+    position, and they number the items of each partition apart, so its item ids are not
+    those the history and the similarity are indexed by."""
+    for name, m in columns:
+        for p in m.info.row_inputs:
+            raise ValueError(f"metric {name!r}: its {p} has one row per ranking, aligned by position, and "
+                             f"its inputs are indexed by item id; the partitions of {where} split the "
+                             "rankings by query id and number their items apart, so they cannot follow "
+                             "either; compute it with rankereval.evaluate or the Accumulator")
+
+
+def columns_for_rows(columns, rows):
+    """The columns with only the rows ``rows`` of their per-ranking inputs
+    (``MetricInfo.row_inputs``): the metrics of one batch of the Accumulator."""
+    out = []
+    for name, m in columns:
+        if m.info.row_inputs and any(_row_input_rows(m, p) > 1 for p in m.info.row_inputs):
+            if m is not getattr(m, "metric", m):
+                raise TypeError(f"metric {name!r}: an Adjusted metric with an input of one row per ranking "
+                                "cannot be accumulated batch by batch; use the metric itself")
+            m = m._for_rows(rows)
+        out.append((name, m))
+    return out
 
 
 def metric_columns(metrics):

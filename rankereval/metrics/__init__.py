@@ -55,17 +55,20 @@ from rankereval.metrics._beyond import (AveragePopularity, IntraListDiversity, N
                                         TailShare, long_tail_items, popularity_from)
 from rankereval.metrics._system import (CatalogCoverage, DistributionalCoverage, GiniIndex,  # isort: skip
                                         SystemMetric)
+from rankereval.metrics._serendipity import (Serendipity, cooccurrence_similarity,  # isort: skip
+                                             feature_similarity)
 from rankereval.metrics._adjusted import Adjusted  # isort: skip
 from rankereval.metrics._names import from_name, metric_names  # isort: skip
 
 #: the public names: the base classes, every registered metric (the registry, in its order:
 #: the order of the imports above) and the helpers
 __all__ = ["Metric", "MetricInfo", *(cls.__name__ for cls in _registered(everything=True)),
-           "SystemMetric", "popularity_from", "long_tail_items", "Adjusted", "from_name", "metric_names"]
+           "SystemMetric", "popularity_from", "long_tail_items", "Adjusted", "from_name", "metric_names",
+           "cooccurrence_similarity", "feature_similarity"]
 
 # Public classes are documented, pickled and shown under this module, not the private
 # module that defines them (pickles written by 0.3.0 named rankereval.metrics.<Class>).
 for _obj in (Metric, MetricInfo, RealParam, Adjusted, from_name, metric_names, _restore_metric, SystemMetric, popularity_from,
-             long_tail_items, *_registered(everything=True)):
+             long_tail_items, cooccurrence_similarity, feature_similarity, *_registered(everything=True)):
     _obj.__module__ = __name__
 del _obj

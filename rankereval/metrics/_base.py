@@ -145,6 +145,11 @@ class MetricInfo:
     exclusive : tuple of tuple of str
         Bool options that cannot be true together (RBP's ``residual`` and ``normalize``):
         the constructor refuses them and :meth:`Metric._param_space` leaves them out.
+    row_inputs : tuple of str
+        The inputs among ``inputs`` that hold one row per ranking (Serendipity's users'
+        histories), aligned with the rankings by position as label rows are: the
+        Accumulator takes each batch's rows, and Dask and Spark (which split the rankings
+        by query and number each partition's items apart) refuse the metric.
     """
 
     name: str
@@ -164,6 +169,7 @@ class MetricInfo:
     judged: bool = False
     inputs: tuple = ()
     exclusive: tuple = ()
+    row_inputs: tuple = ()
 
     def __post_init__(self):
         if self.labels not in _LABELS:
@@ -174,10 +180,11 @@ class MetricInfo:
             if self.kernel not in _beyond.KERNELS:
                 raise ValueError(f"kernel {self.kernel!r} is not a kernel of rankereval.metrics._beyond_fast; "
                                  f"known: {sorted(_beyond.KERNELS)}")
-        elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity"):
+        elif self.kernel not in _kernels.METRIC_IDS and self.kernel not in ("profile", "diversity", "serendipity"):
             raise ValueError(f"kernel {self.kernel!r} is not a reduction of the metric kernel; "
                              f"known: {sorted(_kernels.METRIC_IDS)} (or 'profile': "
-                             "rankereval.metrics._profile, or 'diversity': rankereval.metrics._diversity)")
+                             "rankereval.metrics._profile, 'diversity': rankereval.metrics._diversity, "
+                             "or 'serendipity': rankereval.metrics._serendipity)")
         if self.aggregate not in _AGGREGATES:
             raise ValueError(f"aggregate must be one of {_AGGREGATES}, got {self.aggregate!r}")
         if self.at != "k" and self.at not in self.reals:
@@ -639,8 +646,10 @@ def _score_many(metrics, y_true, y_pred):
     item of the pool, also those of a negative grade (``judged``: "pool"). The metrics of
     the relevance profile (``MetricInfo.kernel == "profile"``) are scored together by
     :func:`rankereval.metrics._profile.score_profiles`, those of the diversity family
-    (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`."""
-    for pseudo, scorer in (("profile", _PROFILE_SCORER), ("diversity", _DIVERSITY_SCORER)):
+    (``"diversity"``) by :func:`rankereval.metrics._diversity.score_diversity`, Serendipity
+    (``"serendipity"``) by :func:`rankereval.metrics._serendipity.score_serendipity`."""
+    for pseudo, scorer in (("profile", _PROFILE_SCORER), ("diversity", _DIVERSITY_SCORER),
+                           ("serendipity", _SERENDIPITY_SCORER)):
         if any(type(m).info.kernel == pseudo for m in metrics):
             own = [j for j, m in enumerate(metrics) if type(m).info.kernel == pseudo]
             rest = [j for j, m in enumerate(metrics) if type(m).info.kernel != pseudo]
@@ -725,6 +734,8 @@ def _score_many(metrics, y_true, y_pred):
 _PROFILE_SCORER = [None]
 #: the scorer of the diversity family (``rankereval.metrics._diversity.score_diversity``), likewise
 _DIVERSITY_SCORER = [None]
+#: the scorer of Serendipity (``rankereval.metrics._serendipity.score_serendipity``), likewise
+_SERENDIPITY_SCORER = [None]
 
 
 def _positional(where, n_fixed, args, names, given, defaults):

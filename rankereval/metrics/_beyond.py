@@ -17,18 +17,10 @@ from rankereval.data import Labels, Rankings
 from rankereval.metrics._base import Metric, MetricInfo
 
 
-class _RankingsOnlyMetric(Metric):
-    """A per-ranking metric of the top k that reads the rankings and per-item data only."""
+class _ArrayInputMetric(Metric):
+    """A metric whose data inputs (``MetricInfo.inputs``) are arrays or labels: compared by
+    value, hashed and shown by their options only."""
 
-    def _check_inputs(self, y_true, y_pred):
-        if y_true is not None and not isinstance(y_true, Labels):
-            raise TypeError(f"y_true must be None or labels (which {type(self).__name__} does not read), "
-                            f"got {type(y_true).__name__}")
-        if not isinstance(y_pred, Rankings):
-            raise TypeError(f"y_pred must be Rankings, got {type(y_pred).__name__}; build it with "
-                            "Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
-
-    # inputs are arrays: compare them by value, hash and show the options only
     def _options(self):
         return {k: v for k, v in self._params().items() if k not in self.info.inputs}
 
@@ -53,15 +45,31 @@ class _RankingsOnlyMetric(Metric):
                              f"{type(self).__name__} (it covers item ids 0..{size - 1})")
 
 
+class _RankingsOnlyMetric(_ArrayInputMetric):
+    """A per-ranking metric of the top k that reads the rankings and per-item data only."""
+
+    def _check_inputs(self, y_true, y_pred):
+        if y_true is not None and not isinstance(y_true, Labels):
+            raise TypeError(f"y_true must be None or labels (which {type(self).__name__} does not read), "
+                            f"got {type(y_true).__name__}")
+        if not isinstance(y_pred, Rankings):
+            raise TypeError(f"y_pred must be Rankings, got {type(y_pred).__name__}; build it with "
+                            "Rankings.from_ranked_indices(...) or Rankings.from_scores(...)")
+
+
 def _same_input(a, b):
     import scipy.sparse as sp
 
+    if isinstance(a, Labels) or isinstance(b, Labels):
+        return type(a) is type(b) and a.n_items == b.n_items and a == b
     if sp.issparse(a) or sp.issparse(b):
         return sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
 def _short(value):
+    if isinstance(value, Labels):
+        return f"<{type(value).__name__} {value.n_rows}x{value.n_items}>"
     shape = "x".join(map(str, getattr(value, "shape", ())))
     return f"<{type(value).__name__} {shape} {getattr(value, 'dtype', '')}>".replace("  ", " ")
 
@@ -376,23 +384,9 @@ def popularity_from(train, n_items=None, scale="users"):
     >>> popularity_from(train, scale="count")
     array([3., 1., 1.])
     """
-    import scipy.sparse as sp
-
     scale = check_choice(scale, _SCALES, "scale")
-    if isinstance(train, Labels):
-        n_rows, n_cols, cols = train.n_rows, train.n_items, train.indices
-    elif sp.issparse(train) or isinstance(train, np.ndarray):
-        if train.ndim != 2:
-            raise ValueError(f"train must be 2-D (users x items), got shape {train.shape}")
-        if train.dtype.kind not in "biuf":
-            raise TypeError(f"train must hold numbers, got dtype {train.dtype}")
-        m = sp.csr_matrix(train)
-        m.sum_duplicates()
-        m.eliminate_zeros()
-        n_rows, n_cols, cols = m.shape[0], m.shape[1], m.indices
-    else:
-        raise TypeError("train must be BinaryLabels, NumericLabels, a scipy sparse matrix or a 2-D "
-                        f"array of users x items, got {type(train).__name__}")
+    m = interactions(train, "train")
+    n_rows, n_cols, cols = m.shape[0], m.shape[1], m.indices
     if n_items is None:
         n_items = n_cols
     elif isinstance(n_items, (bool, np.bool_)) or not isinstance(n_items, (int, np.integer)) or n_items < n_cols:
@@ -405,6 +399,32 @@ def popularity_from(train, n_items=None, scale="users"):
     if scale == "interactions":
         return counts / counts.sum()
     return counts
+
+
+def interactions(train, name):
+    """Users' interactions as a canonical CSR matrix (sorted int64 ids, no duplicates, no
+    zeros) of 1.0: the items each row of labels stores, or where a scipy sparse matrix or
+    2-D array is non-zero. ``name`` names the argument in errors."""
+    import scipy.sparse as sp
+
+    if isinstance(train, Labels):
+        m = sp.csr_matrix((np.ones(train.indices.shape[0]), train.indices, train.indptr),
+                          shape=(train.n_rows, train.n_items))
+    elif sp.issparse(train) or isinstance(train, np.ndarray):
+        if train.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (users x items), got shape {train.shape}")
+        if train.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold numbers, got dtype {train.dtype}")
+        m = sp.csr_matrix(train, dtype=np.float64, copy=True)
+        m.sum_duplicates()
+        m.eliminate_zeros()
+        m.data[:] = 1.0
+    else:
+        raise TypeError(f"{name} must be BinaryLabels, NumericLabels, a scipy sparse matrix or a 2-D "
+                        f"array of users x items, got {type(train).__name__}")
+    m.indptr = m.indptr.astype(np.int64)
+    m.indices = m.indices.astype(np.int64)
+    return m
 
 
 def long_tail_items(popularity, head_share=0.2):
