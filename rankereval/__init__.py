@@ -43,7 +43,9 @@ _METRICS = (
     # the C/W/L family (rankereval.metrics._cwl)
     "SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",
     # scikit-learn's label ranking measures (rankereval.metrics._rank)
-    "CoverageError", "LabelRankingLoss")
+    "CoverageError", "LabelRankingLoss",
+    # RecBole's grouped AUC, a weighted mean of AUROC (rankereval.metrics._profile)
+    "GAUC")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -86,6 +88,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
     from rankereval.metrics import AUROC, FallOut
+    from rankereval.metrics import GAUC
     from rankereval.data import IntentLabels
     from rankereval.metrics import (
         APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)

@@ -1024,6 +1024,64 @@ class AUROC(_ProfileMetric):
         return np.where((p > 0) & (n > 0), pairs / np.maximum(p * n, 1), np.nan)
 
 
+class GAUC(AUROC):
+    r"""GAUC@k: grouped AUC, the mean of each query's :class:`AUROC`\@k weighted by its number of
+    relevant items (RecBole's ``GAUC``; Zhu et al., KDD 2018, as "group AUC").
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking (RecBole's GAUC, which ranks every
+        candidate item of the user).
+
+    Notes
+    -----
+    The score of each ranking is :class:`AUROC`\@k's. The mean (:meth:`~Metric.mean`,
+    :func:`rankereval.evaluate` and every other entry point) is not the plain mean of those
+    scores but their mean weighted by :math:`w_q = |R_q|`, the number of relevant items in the
+    labels of the query,
+
+    .. math::
+
+        \mathrm{GAUC}@k = \frac{\sum_q w_q \,\mathrm{AUROC}@k(y_q)}{\sum_q w_q},
+
+    over the queries the NaN policy keeps. The weight is a property of the query (its labels),
+    never of the ranking, so two runs compared on the same queries weigh each query alike;
+    with rankings of the whole catalogue, as RecBole ranks it, it is RecBole's number of
+    positive items of the user. Edge cases: a query whose top k has no relevant or no
+    non-relevant item is NaN (RecBole leaves such users out: ``nan_handling='drop'`` gives
+    its value); ``'zerofill'``/``'onefill'`` count it as 0/1 with its weight (0 without a
+    relevant item in the labels, so such a query changes nothing); a total weight of 0 gives
+    a NaN mean. Tied scores: the recorded order (RecBole averages the ranks of tied items;
+    both agree on rankings without ties).
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, GAUC
+    >>> y_true = BinaryLabels.from_positive_indices([[1], [0, 2]])
+    >>> y_pred = Rankings.from_ranked_indices([[1, 0, 2], [0, 1, 2]])
+    >>> GAUC().score(y_true, y_pred)
+    array([1. , 0.5])
+    >>> GAUC().mean(y_true, y_pred)  # (1 * 1 + 2 * 0.5) / (1 + 2)
+    0.6666666666666666
+    """
+
+    info = MetricInfo(
+        name="gauc", kernel=KERNEL, cutoff="optional", aliases=("groupauc", "groupedauc"),
+        summary="GAUC@k: AUROC@k per ranking, averaged weighted by each query's number of relevant items "
+                "(RecBole GAUC)",
+        undefined="its top k has no relevant or no non-relevant item",
+        aggregate="weighted",
+    )
+
+    def _query_weights(self, y_true, y_pred):
+        counts = np.diff(y_true.indptr).astype(np.float64)
+        return np.full(y_pred.n_rows, counts[0]) if y_true.n_rows == 1 else counts
+
+    def _weight_meaning(self):
+        return "the number of relevant items in the labels of each query"
+
+
 class NumQueries(_ProfileMetric):
     r"""NumQ: 1 for every ranking evaluated, so that the sum over queries is their number
     (ir_measures' ``NumQ``, trec_eval's ``num_q``).
