@@ -190,6 +190,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,
                         conf if conf_interval else None)
     result.tie_report = report
+    result._weights = weights  # the query weights of weighted-mean columns (compare reads them)
     return result
 
 
@@ -226,6 +227,7 @@ class Evaluation:
 
     tie_report = None
     cluster_scores = None
+    _weights = None
 
     def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
                  n_undefined, nan_handling, confidence=None, n_rankings=None):

@@ -18,6 +18,7 @@ from rankereval.stats._engine import partials as _partials, summarise as _summar
 from rankereval.evaluation._columns import check_relevance_level as _check_relevance_level
 from rankereval.evaluation._columns import metric_columns as _metric_columns, score_columns as _score_columns
 from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
+from rankereval.evaluation._columns import column_weights as _column_weights
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag
@@ -313,14 +314,16 @@ def _partition_table(batches, spec):
     return pa.Table.from_batches(batches) if batches else None
 
 
-def _partition_scores(batches, spec):
+def _partition_scores(batches, spec, weights=None):
     """The scores of one partition's queries: ``(query ids, scores)``; None: no query."""
     table = _partition_table(batches, spec)
-    return None if table is None else _table_scores(table, spec)
+    return None if table is None else _table_scores(table, spec, weights)
 
 
-def _table_scores(table, spec):
-    """The scores of the queries of a table of both sides: ``(query ids, scores)`` or None."""
+def _table_scores(table, spec, weights=None):
+    """The scores of the queries of a table of both sides: ``(query ids, scores)`` or None.
+    ``weights``: a list that receives the query weights of the weighted means (GAUC), from the
+    partition's labels (``column_weights``)."""
     block = (_nested_block if spec["nested"] else _long_block)(table, spec)
     del table
     if block is None:
@@ -329,6 +332,8 @@ def _table_scores(table, spec):
     try:
         scores = _score_columns(spec["columns"], binary, numeric, rankings, spec["relevance_level"],
                                 spec.get("ties"))
+        if weights is not None:
+            weights.append(_column_weights(spec["columns"], binary, numeric, rankings, spec["relevance_level"]))
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     return ids, scores
@@ -352,14 +357,18 @@ def _partials_task(batches, spec):
     """mapInArrow: a partition -> one row holding its partial sums (pickled)."""
     import pyarrow as pa
 
-    res = _partition_scores(batches, spec)
+    weights = []
+    res = _partition_scores(batches, spec, weights)
+    weighted = _engine.weighted_columns(spec["columns"]).any()
     if res is None:
         ids, scores = np.empty(0, dtype=np.int64), np.empty((0, len(spec["columns"])))
+        weights = np.empty((0, len(spec["columns"]))) if weighted else None
     else:
         ids, scores = res
+        weights = weights[0]
     n_boot = spec["n_boot"]
     part = _partials(scores, spec["nan_handling"], query_key_hashes(ids, scores.shape[0]) if n_boot else None,
-                     spec["seed"], n_boot, geometric=spec["geometric"])
+                     spec["seed"], n_boot, geometric=spec["geometric"], weights=weights)
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part, protocol=4)], pa.binary())],
                                      names=["partials"])
 
@@ -491,7 +500,8 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     if total is None:  # no partition at all (empty inputs)
         total = _partials(np.empty((0, len(columns))), nan_handling,
                           np.empty(0, np.uint64) if conf_interval else None, seed, spec["n_boot"],
-                          geometric=spec["geometric"])
+                          geometric=spec["geometric"],
+                          weights=np.empty((0, len(columns))) if _engine.weighted_columns(columns).any() else None)
     means, intervals, n_used, n_undefined, notes = _summarise(
         total, columns, nan_handling, n_boot if conf_interval else None, conf if conf_interval else None)
     if notes:
@@ -649,6 +659,10 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     metric_names, metric_objs = _resolve_metrics(metrics)
     columns = list(zip(metric_names, metric_objs))
     _refuse_catalogue_metrics(columns, "Spark")
+    _engine.refuse_weighted(columns, "rankereval.spark.compare",
+                            "its paired tests add up per-query sums of the differences, not the linearised "
+                            "values and ratios of a weighted mean; compare it in memory with "
+                            "rankereval.compare (rankereval.spark.evaluate gives its mean)")
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
