@@ -185,7 +185,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
 
         binary = y_true if isinstance(y_true, BinaryLabels) else None
         report = tie_report(columns, lambda cols, t: score_columns(cols, binary, numeric, y_pred, relevance_level, t),
-                            _engine.aggregate, y_pred, nan_handling, ties, means)
+                            _engine.aggregate, y_pred, nan_handling, ties, means, weights)
     result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,
                         conf if conf_interval else None)

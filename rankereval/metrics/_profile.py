@@ -1013,6 +1013,36 @@ class AUROC(_ProfileMetric):
     def __init__(self, k=None):
         self.k = check_k(k, allow_none=True)
 
+    def _tie_refusal(self):
+        """Why this metric has no value over tied orders (None: it has one, :meth:`_tied`)."""
+        if self.k is not None:
+            return (f"{self.name}: which items of a tied group crossing the cutoff enter the top k changes "
+                    "both counts of its pairs, so its value over tied orders is implemented for the whole "
+                    "ranking only (k=None)")
+        return None
+
+    def _tied(self, y_true, y_pred, ties):
+        """The score over the orders of each tied group (the whole ranking): 'expected' counts
+        each (relevant, non-relevant) pair inside a group as 1/2 (the Mann-Whitney statistic
+        with average ranks, RecBole's AUC); 'optimistic'/'pessimistic' the best/worst order."""
+        from rankereval.metrics._ties import best_order
+
+        if ties != "expected":
+            return self._score(y_true, best_order(y_true, y_pred, ties == "optimistic"))
+        c = _Profile(y_true, y_pred, y_pred.indices.shape[1]).codes
+        n, width = c.shape
+        rel, nonrel = c > 0, c <= 0                     # (NaN past the end: neither)
+        tied = np.asarray(y_pred._ties[:, :width], dtype=bool) & (rel | nonrel)
+        start = np.ones((n, width), dtype=bool)
+        start[:, 1:] = ~tied[:, :-1]
+        group = (np.cumsum(start, axis=1) - 1 + (np.arange(n) * width)[:, None]).ravel()
+        r = np.bincount(group, weights=rel.ravel(), minlength=n * width).reshape(n, width)
+        q = np.bincount(group, weights=nonrel.ravel(), minlength=n * width).reshape(n, width)
+        below = q[:, ::-1].cumsum(axis=1)[:, ::-1] - q  # non-relevant items in the later groups
+        pairs = (r * below).sum(axis=1) + 0.5 * (r * q).sum(axis=1)
+        p, m = rel.sum(axis=1), nonrel.sum(axis=1)
+        return np.where((p > 0) & (m > 0), pairs / np.maximum(p * m, 1), np.nan)
+
     def _from_profile(self, prof):
         c = prof.codes if self.k is None else prof.codes[:, :self.k]  # (the profile may be deeper)
         rel = c > 0
