@@ -433,3 +433,9 @@ def test_accumulator_state_dict_round_trip():
     del state["wsum.limbs"]
     with pytest.raises(ValueError, match="wsum.limbs"):
         restored.load_state_dict(state)
+
+
+def test_spark_compare_refuses_a_weighted_mean_with_the_reason():
+    spark = pytest.importorskip("rankereval.spark")
+    with pytest.raises(ValueError, match="'gauc' is a weighted mean over queries.*rankereval.spark.compare"):
+        spark.compare(None, {"a": None, "b": None}, ["gauc"])

@@ -260,6 +260,14 @@ def aggregate(info, scores, weights=None):
     return exact_mean(scores)
 
 
+def weighted_mean(scores, weights):
+    """The weighted mean (``numpy.average``; NaN for no scores or a zero total weight): the
+    scikit-learn-shaped functions' ``sample_weight``, weights the caller gives."""
+    if scores.size == 0 or weights.sum() == 0:
+        return float("nan")
+    return float(np.average(scores, weights=weights))
+
+
 def is_weighted(info):
     """Whether the registry entry ``info`` averages its scores weighted by each query's weight."""
     return info is not None and info.aggregate == "weighted"
