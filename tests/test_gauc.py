@@ -383,9 +383,33 @@ def test_tukey_and_the_refusals():
     row = [i for i in range(len(cmp.results["metric"])) if cmp.results["metric"][i] == "gauc"
            and cmp.results["run"][i] == "b" and cmp.results["baseline"][i] == "a"][0]
     assert cmp.results["diff"][row] == pytest.approx(_ratio(d, w), rel=1e-12)
-    with pytest.raises(ValueError, match="'gauc' is a weighted mean over queries"):
-        cmp.leaderboard("gauc")
-    cmp.leaderboard("auroc")  # the unweighted metric still has one
+
+
+
+def test_leaderboard_resamples_the_ratio():
+    """The leaderboard of GAUC: the weighted means, and the interval of each system's mean
+    from the ratio of its resampled sums, against a literal one on the same resamples."""
+    import rankereval.stats._compare as _compare
+
+    y, a, b, d, w = _two_runs(4)
+    c = Rankings.from_scores(np.random.default_rng(1).random((d.size, 10)))
+    runs = {"a": a, "b": b, "c": c}
+    cmp = rankereval.compare(y, runs, ["gauc", "auroc"], nan_handling="drop")
+    lb = cmp.leaderboard("gauc", n_resamples=400, random_state=8)
+    x = np.column_stack([GAUC().score(y, r) for r in runs.values()])
+    key = int(np.random.default_rng(8).integers(0, 2 ** 64, dtype=np.uint64))   # its first draw
+    counts = _compare.bootstrap_sums(np.eye(d.size), 400, key)
+    boot = np.array([[float(np.dot(cb, w * x[:, r])) / float(np.dot(cb, w)) for r in range(3)] for cb in counts])
+    lo, hi = np.quantile(boot, [cmp.alpha / 2, 1 - cmp.alpha / 2], axis=0)
+    np.testing.assert_allclose(lb.columns["mean"], [_ratio(x[:, r], w) for r in range(3)], rtol=1e-14)
+    np.testing.assert_allclose(lb.columns["mean_low"], lo, rtol=1e-12)
+    np.testing.assert_allclose(lb.columns["mean_high"], hi, rtol=1e-12)
+    np.testing.assert_array_equal(cmp.leaderboard("auroc").columns["mean"], cmp.means[1])
+    # several runs per system: the seeds' weighted means, resampled with the queries
+    seeds = rankereval.compare(y, {"ab": [a, b], "c": [c]}, ["gauc"], nan_handling="drop")
+    got = seeds.leaderboard("gauc", n_resamples=200, random_state=1).columns["mean"]
+    np.testing.assert_allclose(got, [(_ratio(x[:, 0], w) + _ratio(x[:, 1], w)) / 2, _ratio(x[:, 2], w)],
+                               rtol=1e-13)
 
 
 # -- the command line and the Accumulator's state ----------------------------------------------

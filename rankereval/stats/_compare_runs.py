@@ -184,7 +184,8 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
         seed_scores.setflags(write=False)
     return replace(result, seed_scores=seed_scores, seed_groups=seed_groups,
                    geometric=tuple(bool(g) for g in geometric),
-                   weighted=tuple(bool(m.info.aggregate == "weighted") for m in metric_objs))
+                   weighted=tuple(bool(m.info.aggregate == "weighted") for m in metric_objs),
+                   query_weights=weights)
 
 
 def _scaled(scores, weights, metric_names, metric_objs, valid):

@@ -99,6 +99,9 @@ class Comparison:
     weighted : tuple of bool or None
         Per metric, whether its mean is weighted by a weight of each query (GAUC: the number
         of relevant items); ``means`` and ``diff`` are then weighted means.
+    query_weights : ndarray or None
+        The weights, (n_queries, n_metrics), 1 for the other metrics; None without a
+        weighted metric.
     """
 
     metrics: tuple
@@ -128,6 +131,8 @@ class Comparison:
     geometric: object = field(default=None, repr=False)
     #: per metric, whether its mean is weighted by a weight of each query (GAUC)
     weighted: object = field(default=None, repr=False)
+    #: the query weights (n_queries, n_metrics) of the weighted metrics (1 elsewhere), or None
+    query_weights: object = field(default=None, repr=False)
 
     # -- rows ------------------------------------------------------------------------------
     @property
@@ -426,11 +431,6 @@ class Comparison:
         if self.scores is None:
             raise ValueError("this Comparison holds no per-query scores: a leaderboard needs them")
         m = 0 if metric is None else self._metric_index(metric)
-        if self.weighted is not None and self.weighted[m]:
-            raise ValueError(f"metric {self.metrics[m]!r} is a weighted mean over queries (sum(w * x) / "
-                             "sum(w)): its leaderboard would need the bootstrap of the ratio for every "
-                             "system and seed, which is not implemented; compare's paired tests and "
-                             "intervals of it are weighted")
         n_resamples = _check_resamples(min(self.n_resamples, CI_RESAMPLES) if n_resamples is None
                                        else n_resamples)
         return leaderboard(self, m, n_resamples, bootstrap._rng(random_state))
