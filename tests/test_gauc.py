@@ -459,7 +459,70 @@ def test_accumulator_state_dict_round_trip():
         restored.load_state_dict(state)
 
 
-def test_spark_compare_refuses_a_weighted_mean_with_the_reason():
-    spark = pytest.importorskip("rankereval.spark")
-    with pytest.raises(ValueError, match="'gauc' is a weighted mean over queries.*rankereval.spark.compare"):
-        spark.compare(None, {"a": None, "b": None}, ["gauc"])
+def _split_sums(y, runs, test, seeds, b, n_blocks, seed=0):
+    """rankereval.stats._paired_sums over a random split of the queries (what each Spark
+    partition sends), with the query weights of GAUC; merged."""
+    from rankereval.stats import _paired_sums
+    from rankereval.stats._alignment import _resolve_metrics
+
+    names, objs = _resolve_metrics(["gauc", "auroc"])
+    evs = [rankereval.evaluate(y, r, names, nan_handling="drop") for r in runs.values()]
+    scores = np.stack([e.scores for e in evs], axis=2)
+    weights = evs[0]._weights
+    rows = np.random.default_rng(seed).permutation(scores.shape[0])
+    total = None
+    for block in np.array_split(rows, n_blocks):
+        part = _paired_sums.partials(scores[block], block, "drop", objs, list(runs), "a", test, seeds, b,
+                                     b, weights=weights[block])
+        total = part if total is None else _paired_sums.merge(total, part)
+    means = _paired_sums.weighted_run_means(total, total["score_sums"].to_float() / total["counts"][:, None],
+                                            [True, False])
+    return _paired_sums.summarise(total, test, "two-sided", 0.05, b, np.array([True, False])), means, scores
+
+
+def test_paired_sums_of_any_split_give_compares_weighted_t_test():
+    """What rankereval.spark.compare adds up per partition: the weighted t-test and run means
+    of any split equal compare's in memory."""
+    y, a, b, d, w = _two_runs(5)
+    want = rankereval.compare(y, {"a": a, "b": b}, ["gauc", "auroc"], baseline="a", nan_handling="drop")
+    for n_blocks, seed in ((1, 0), (4, 1), (9, 2)):
+        (n, mean, sd, p, low, high), means, _ = _split_sums(y, {"a": a, "b": b}, "t", (0, 0), 0, n_blocks, seed)
+        np.testing.assert_allclose(mean, want.results["diff"], rtol=1e-12)
+        np.testing.assert_allclose(p, want.results["p_value"], rtol=1e-10)
+        np.testing.assert_allclose(low, want.results["ci_low"], rtol=1e-10)
+        np.testing.assert_allclose(high, want.results["ci_high"], rtol=1e-10)
+        np.testing.assert_allclose(means, want.means, rtol=1e-14)
+
+
+def test_paired_sums_resample_the_weighted_differences_literally():
+    """The Poisson bootstrap (percentile interval of the resampled ratio, bootstrap-t with the
+    resample's delta-method standard error) and the keyed sign flips of w d, against literal
+    computations with the same Poisson weights and signs."""
+    from rankereval.stats import _bootstrap
+    from rankereval.stats._resampling import query_key_hashes
+
+    y, a, b, d, w = _two_runs(6)
+    big_b, seeds = 300, (21, 22)
+    keys = query_key_hashes(np.arange(d.size))
+    pw = _bootstrap.poisson_weights(keys, seeds[1], big_b).astype(float)            # (n, B)
+    signs = _bootstrap.keyed_sign_sums(np.eye(d.size), keys, seeds[0], big_b)       # (B, n)
+    dd = _ratio(d, w)
+    se = math.sqrt(sum((wi / (sum(w) / d.size) * (di - dd)) ** 2 for wi, di in zip(w, d)) / (d.size - 1) / d.size)
+    ratios = [float(np.dot(pw[:, k], w * d) / np.dot(pw[:, k], w)) for k in range(big_b)]
+    lo, hi = np.quantile(ratios, [0.025, 0.975])
+    for test in ("permutation", "bootstrap"):
+        (n, mean, sd, p, low, high), _, _ = _split_sums(y, {"a": a, "b": b}, test, seeds, big_b, 3)
+        assert mean[0] == pytest.approx(dd, rel=1e-12)
+        assert (low[0], high[0]) == pytest.approx((lo, hi), rel=1e-12)
+        if test == "permutation":
+            null = [abs(float(np.dot(sg, w * d))) for sg in signs]
+            want = (sum(1 for v in null if v >= abs(float(np.dot(w, d))) * (1 - 1e-9)) + 1) / (big_b + 1)
+        else:
+            ts = []
+            for k in range(big_b):
+                c, r = pw[:, k], ratios[k]
+                den = float(np.dot(c, w))
+                var = c.sum() * float(np.dot(c, w * w * (d - r) ** 2)) / ((c.sum() - 1) * den * den)
+                ts.append((r - dd) / math.sqrt(var))
+            want = (sum(1 for t in ts if abs(t) >= abs(dd / se) * (1 - 1e-9)) + 1) / (big_b + 1)
+        assert p[0] == pytest.approx(want, abs=1e-12), test

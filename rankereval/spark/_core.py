@@ -555,6 +555,7 @@ def _compare_task(batches, spec):
     table = _partition_table(batches, spec)
     n_runs, m = len(spec["run_names"]), len(spec["columns"])
     per_run = []
+    first_weights = None
     lab_ids = np.empty(0, dtype=object)
     if table is not None:
         side = table.column("side")
@@ -563,7 +564,10 @@ def _compare_task(batches, spec):
             sub = table.filter(pc.or_(pc.equal(side, 0), pc.equal(side, r + 1)))
             sub = sub.set_column(sub.schema.get_field_index("side"), "side",
                                  pc.cast(pc.not_equal(sub.column("side"), 0), pa.int8()))
-            per_run.append(_table_scores(sub, spec))
+            weights = [] if r == 0 else None
+            per_run.append(_table_scores(sub, spec, weights))
+            if r == 0 and per_run[0] is not None:
+                first_weights = weights[0]   # the labels' query weights (weighted means), by run 0's ids
     ids = [np.asarray(x[0]) if x is not None else np.empty(0, dtype=lab_ids.dtype) for x in per_run]
     if not ids:
         ids = [lab_ids[:0]] * n_runs
@@ -573,9 +577,15 @@ def _compare_task(batches, spec):
     for r, x in enumerate(per_run):
         order = np.argsort(ids[r], kind="stable")
         scores[:, :, r] = x[1][order[np.searchsorted(ids[r], common, sorter=order)]] if common.size else 0.0
+    weights = None
+    if _engine.weighted_columns(spec["columns"]).any():
+        weights = np.ones((common.shape[0], m))
+        if common.size and first_weights is not None:
+            order = np.argsort(ids[0], kind="stable")
+            weights = first_weights[order[np.searchsorted(ids[0], common, sorter=order)]]
     part = _paired_sums.partials(scores, common, spec["nan_handling"], [mm for _, mm in spec["columns"]],
                                  spec["run_names"], spec["baseline"], spec["test"], spec["seeds"],
-                                 spec["n_resamples"], spec["ci_resamples"])
+                                 spec["n_resamples"], spec["ci_resamples"], weights=weights)
     part["n_union"] = np.int64(union.shape[0])
     part["n_qrels_not_ranked"] = np.int64(np.setdiff1d(lab_ids, union).shape[0])
     part["missing"] = [[_py(q) for q in np.setdiff1d(union, i)[:5]] for i in ids]
@@ -659,10 +669,6 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
     metric_names, metric_objs = _resolve_metrics(metrics)
     columns = list(zip(metric_names, metric_objs))
     _refuse_catalogue_metrics(columns, "Spark")
-    _engine.refuse_weighted(columns, "rankereval.spark.compare",
-                            "its paired tests add up per-query sums of the differences, not the linearised "
-                            "values and ratios of a weighted mean; compare it in memory with "
-                            "rankereval.compare (rankereval.spark.evaluate gives its mean)")
     if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
                                     or npartitions < 1):
         raise ValueError(f"npartitions must be None or an integer >= 1, got {npartitions!r}")
@@ -702,9 +708,12 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
                          "queries")
     counts = total["counts"]
     means = _run_means(total["score_sums"].to_float(), counts)
+    weighted = _engine.weighted_columns(columns)
+    means = _paired_sums.weighted_run_means(total, means, weighted)
     propagated = (total["undefined"] > 0) if nan_handling == "propagate" else np.zeros(len(columns), bool)
-    _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples)
     n_pairs = len(run_names) - 1 if baseline is not None else len(run_names) * (len(run_names) - 1) // 2
+    _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples,
+                                                            np.repeat(weighted, n_pairs))
     b = None if baseline is None else run_names.index(str(baseline))
     pairs = ([(r, b) for r in range(len(run_names)) if r != b] if b is not None else
              [(j, i) for i in range(len(run_names)) for j in range(i + 1, len(run_names))])
