@@ -526,3 +526,37 @@ def test_paired_sums_resample_the_weighted_differences_literally():
                 ts.append((r - dd) / math.sqrt(var))
             want = (sum(1 for t in ts if abs(t) >= abs(dd / se) * (1 - 1e-9)) + 1) / (big_b + 1)
         assert p[0] == pytest.approx(want, abs=1e-12), test
+
+
+def test_cli_compare_gauc_equals_the_api(trec_files):
+    import argparse
+    import io
+
+    from rankereval.cli._compare import add_compare_subparser, run_compare
+    from rankereval.io import read_trec
+
+    qrels, runs = trec_files
+    parser = argparse.ArgumentParser(prog="rankereval")
+    add_compare_subparser(parser.add_subparsers(dest="command"))
+    out, err = io.StringIO(), io.StringIO()
+    args = parser.parse_args(["compare", qrels, *runs, "-m", "gauc", "--baseline", "0", "-f", "json",
+                              "--nan-handling", "drop"])
+    assert run_compare(args, out, err) == 0, err.getvalue()
+    datas = {f"sys{i}": read_trec(qrels, r, missing="empty") for i, r in enumerate(runs)}
+    ref = rankereval.compare(None, datas, ["gauc"], baseline="sys0", nan_handling="drop")
+    assert json.loads(out.getvalue())["comparisons"] == json.loads(ref.to_json())["comparisons"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ref.means[0, 1] == datas["sys1"].mean(GAUC(), nan_handling="drop")
+
+
+def test_a_constant_score_gives_the_mean_as_interval_everywhere():
+    # AUROC 1/3 for both queries, weights 1 and 2: w * x rounds, the interval is the mean's bits
+    y = BinaryLabels.from_positive_indices([[2], [1, 4]])
+    r = Rankings.from_ranked_indices([[0, 1, 2, 3], [0, 1, 2, 3, 4]])
+    np.testing.assert_array_equal(GAUC().score(y, r), [1 / 3, 1 / 3])
+    mean = GAUC().mean(y, r)
+    for resampling in ("multinomial", "poisson"):
+        res = GAUC().bootstrap(y, r, resampling=resampling, n_resamples=20)
+        ev = rankereval.evaluate(y, r, ["gauc"], conf_interval=True, resampling=resampling, n_resamples=20)
+        assert res.confidence_interval == ev.conf_intervals["gauc"] == (mean, mean) and res.mean == mean

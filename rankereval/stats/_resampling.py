@@ -521,11 +521,8 @@ def bootstrap_ratio(scores, weights, *, n_resamples=1000, confidence_level=0.95,
     mean = ratio_mean(x, w)
     if n == 0 or math.isnan(mean):
         return BootstrapResult.undefined(n_resamples, confidence_level, method)
-    if (x == x[0]).all():
-        distribution = np.full(n_resamples, x[0])
-        distribution.setflags(write=False)
-        return BootstrapResult(float(x[0]), (float(x[0]), float(x[0])), distribution, 0.0, method,
-                               confidence_level, n_resamples)
+    if (x == x[0]).all():  # every resampled ratio is the value: (mean, mean), as the merged sums give
+        return poisson_result(None, None, mean, True, n_resamples, confidence_level, method)
     if method == "bca":
         check_bca_finite(x)
     moments = None
