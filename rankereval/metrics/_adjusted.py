@@ -136,9 +136,6 @@ class Adjusted(Metric):
         judged-only rankings change no weight: the weights are the labels')."""
         return self.metric._query_weights(self._labels(y_true, relevance_level), y_pred)
 
-    def _weight_meaning(self):
-        return self.metric._weight_meaning()
-
     def _tie_refusal(self):
         """Why this metric has no value over tied orders (None when it has one)."""
         from rankereval.metrics._ties import refusal

@@ -315,10 +315,6 @@ class Metric:
         raise TypeError(f"{type(self).__name__} averages with equal weights (info.aggregate="
                         f"{self.info.aggregate!r}): it has no query weights")
 
-    def _weight_meaning(self):
-        """What the weight of a query is, in words (for messages and docs)."""
-        return "the weight of each query"
-
     def _kernel_args(self, y_true, y_pred):
         """What the kernel needs of this metric: ``dict(k=..., truncated=..., disc=...,
         power=..., norm=...)``; ``k=None`` is the whole ranking (see :func:`_score_many`)."""

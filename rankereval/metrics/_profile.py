@@ -1108,9 +1108,6 @@ class GAUC(AUROC):
         counts = np.diff(y_true.indptr).astype(np.float64)
         return np.full(y_pred.n_rows, counts[0]) if y_true.n_rows == 1 else counts
 
-    def _weight_meaning(self):
-        return "the number of relevant items in the labels of each query"
-
 
 class NumQueries(_ProfileMetric):
     r"""NumQ: 1 for every ranking evaluated, so that the sum over queries is their number

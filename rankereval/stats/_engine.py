@@ -320,14 +320,6 @@ def weighted_columns(columns):
     return np.array([is_weighted(m.info) for _, m in columns], dtype=bool)
 
 
-def refuse_weighted(columns, where, why):
-    """ValueError for a weighted-mean column in an entry point that cannot weigh its queries."""
-    for name, m in columns:
-        if is_weighted(m.info):
-            raise ValueError(f"metric {name!r} is a weighted mean over queries (sum(w * x) / sum(w), "
-                             f"w: {m._weight_meaning()}), which {where} does not compute: {why}")
-
-
 # -- mergeable partial sums --------------------------------------------------------------------
 def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1, geometric=None,
              moments=False, weights=None):
