@@ -45,7 +45,9 @@ _METRICS = (
     # scikit-learn's label ranking measures (rankereval.metrics._rank)
     "CoverageError", "LabelRankingLoss",
     # Microsoft Recommenders' serendipity and its similarities (rankereval.metrics._serendipity)
-    "Serendipity", "cooccurrence_similarity", "feature_similarity")
+    "Serendipity", "cooccurrence_similarity", "feature_similarity",
+    # RecBole's grouped AUC, a weighted mean of AUROC (rankereval.metrics._profile)
+    "GAUC")
 #: {public name: module that defines it}
 _LAZY = {
     **dict.fromkeys(("BinaryLabels", "InvalidValuesWarning", "NumericLabels", "Rankings", "IntentLabels"),
@@ -88,6 +90,7 @@ if TYPE_CHECKING:  # what a type checker or IDE sees: the same names, imported e
         RelativePrecision, RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP,
         Unjudged, Utility)
     from rankereval.metrics import AUROC, FallOut
+    from rankereval.metrics import GAUC
     from rankereval.data import IntentLabels
     from rankereval.metrics import (
         APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)

@@ -764,7 +764,7 @@ def _documented_nan(name, params, n_rel, length, n_judged=0):
         return False
     if name in ("SetP", "SetRelativeP", "SetAP") and length == 0:
         return True
-    if name in ("FallOut", "AUROC", "LabelRankingLoss"):  # (NaN depends on the ranking or the
+    if name in ("FallOut", "AUROC", "GAUC", "LabelRankingLoss"):  # (NaN depends on the ranking or the
         return None  # catalogue: checked against the reference)
     if name == "Judged":
         return n_judged == 0 or length == 0
@@ -887,7 +887,12 @@ def score_all_metrics(y_true, y_pred, data):
         s = {"propagate": s, "drop": s[~np.isnan(s)], "zerofill": np.nan_to_num(s, nan=0.0, posinf=np.inf)}[nan_handling]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if metric.info.aggregate == "geometric":
+            if metric.info.aggregate == "weighted":  # GAUC: weighted by each query's relevant items
+                n_rel = np.diff(y_true.indptr).astype(float)
+                w = np.broadcast_to(n_rel, scores.shape) if n_rel.size == 1 else n_rel
+                w = w[~np.isnan(scores)] if nan_handling == "drop" else w
+                want = ref.weighted_mean(s, w)
+            elif metric.info.aggregate == "geometric":
                 want = ref.geometric_mean(s) if s.size and not np.isnan(s).any() else float("nan")
             else:
                 want = float(np.mean(s)) if s.size else float("nan")

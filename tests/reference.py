@@ -664,6 +664,42 @@ def ref_auroc(labels, ranking, k=None):
 REFERENCE.update({"FallOut": ref_fallout, "AUROC": ref_auroc})
 
 
+def weighted_mean(scores, weights):
+    """sum(w x) / sum(w), term by term (NaN for no scores, a NaN score or a zero total weight)."""
+    scores, weights = [float(s) for s in scores], [float(w) for w in weights]
+    if not scores or any(math.isnan(s) for s in scores) or sum(weights) == 0:
+        return math.nan
+    return math.fsum(w * s for w, s in zip(weights, scores)) / math.fsum(weights)
+
+
+def ref_gauc_user(positive, scores):
+    """One user's AUC as RecBole defines it: the share of (positive, negative) pairs where the
+    positive scores higher, a tie counting 1/2 (RecBole's average ranks); NaN without a
+    positive or without a negative. ``positive``: a bool per item; ``scores``: one per item."""
+    pos = [s for s, p in zip(scores, positive) if p]
+    neg = [s for s, p in zip(scores, positive) if not p]
+    if not pos or not neg:
+        return math.nan
+    wins = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in pos for b in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def ref_gauc(positive_rows, score_rows):
+    """RecBole's GAUC: each user's AUC (:func:`ref_gauc_user`) weighted by the user's number of
+    positive items, over the users with a positive and a negative item."""
+    aucs, weights = [], []
+    for positive, scores in zip(positive_rows, score_rows):
+        auc = ref_gauc_user(positive, scores)
+        if not math.isnan(auc):
+            aucs.append(auc)
+            weights.append(sum(bool(p) for p in positive))
+    return weighted_mean(aucs, weights)
+
+
+# GAUC's score per ranking is AUROC's (its mean is weighted: weighted_mean, ref_gauc)
+REFERENCE["GAUC"] = ref_auroc
+
+
 def ref_num_queries(labels, ranking):
     """ir_measures' NumQ per query: every evaluated query counts once."""
     return 1.0

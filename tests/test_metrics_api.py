@@ -69,8 +69,11 @@ def score(metric, y_true, y_pred):
         return metric.score(y_true, y_pred)
 
 
-def _mean(metric, values):
-    """The mean as the registry entry says: arithmetic, or geometric with trec_eval's floor."""
+def _mean(metric, values, weights=None):
+    """The mean as the registry entry says: arithmetic, geometric with trec_eval's floor, or
+    weighted by ``weights`` (each query's number of relevant items, for GAUC)."""
+    if metric.info.aggregate == "weighted":
+        return float(np.sum(weights * values) / np.sum(weights)) if np.sum(weights) else math.nan
     if metric.info.aggregate == "geometric":
         return math.exp(np.mean(np.log(np.maximum(values, 1e-5))))
     return float(np.mean(values))
@@ -284,9 +287,11 @@ def test_mean_nan_handling(metric):
         warnings.simplefilter("ignore")
         assert math.isnan(metric.mean(y_true, y_pred))
         assert math.isnan(metric.mean(y_true, y_pred, nan_handling="propagate"))
-        assert metric.mean(y_true, y_pred, nan_handling="drop") == pytest.approx(_mean(metric, values[:2]), rel=1e-12)
+        n_rel = np.array([1.0, 1.0, 0.0])  # the weights of a weighted mean (GAUC)
+        assert metric.mean(y_true, y_pred, nan_handling="drop") == pytest.approx(
+            _mean(metric, values[:2], n_rel[:2]), rel=1e-12)
         assert metric.mean(y_true, y_pred, nan_handling="zerofill") == pytest.approx(
-            _mean(metric, np.append(values[:2], 0.0)), rel=1e-12
+            _mean(metric, np.append(values[:2], 0.0), n_rel), rel=1e-12
         )
         with pytest.raises(ValueError):
             metric.mean(y_true, y_pred, nan_handling="ignore")

@@ -243,7 +243,7 @@ def test_not_imported_by_rankereval():
 
 # -- compare ----------------------------------------------------------------------------------
 
-CMP_METRICS = ["ap", "ndcg@10", "p@3", "rr@10", "gmap"]
+CMP_METRICS = ["ap", "ndcg@10", "p@3", "rr@10", "gmap", "gauc"]   # gauc: a weighted mean
 
 
 @pytest.fixture(scope="module")
@@ -319,16 +319,21 @@ def test_compare_resampling_tests_as_the_sums_of_one_block(three_runs, test):
     evs = [in_memory(labels, r, CMP_METRICS) for r in runs.values()]
     ids = evs[0].query_ids
     assert all(list(e.query_ids) == list(ids) for e in evs)
-    scores = np.stack([np.asarray(rankereval.evaluate(from_dataframes(labels, r), CMP_METRICS,
-                                                      nan_handling="drop").scores) for r in runs.values()], axis=2)
+    evaluated = [rankereval.evaluate(from_dataframes(labels, r), CMP_METRICS, nan_handling="drop")
+                 for r in runs.values()]
+    scores = np.stack([np.asarray(e.scores) for e in evaluated], axis=2)
     rng = np.random.default_rng(4)
     seeds = tuple(int(rng.integers(0, 2 ** 64, dtype=np.uint64)) for _ in range(2))
     ci_b = B if test == "bootstrap" else min(B, 1000)
-    total = _paired_sums.partials(scores, np.asarray(ids), "drop", objs, list(runs), "a", test, seeds, B, ci_b)
-    _, mean, sd, p, low, high = _paired_sums.summarise(total, test, "two-sided", 0.05, B)
+    total = _paired_sums.partials(scores, np.asarray(ids), "drop", objs, list(runs), "a", test, seeds, B, ci_b,
+                                  weights=evaluated[0]._weights)   # GAUC's query weights, from the labels
+    weighted = np.array([n == "gauc" for n in names])
+    _, mean, sd, p, low, high = _paired_sums.summarise(total, test, "two-sided", 0.05, B, np.repeat(weighted, 2))
+    means = _paired_sums.weighted_run_means(total, total["score_sums"].to_float() / total["counts"][:, None],
+                                            weighted)
     want = _finish(names, objs, list(runs), "a", [(1, 0), (2, 0)], test, "holm", 0.05, B, "two-sided", "drop",
                    ci_b, np.zeros(len(names), bool), np.array([n == "gmap" for n in names]),
-                   total["score_sums"].to_float() / total["counts"][:, None], total["counts"], mean, sd, low, high, p,
+                   means, total["counts"], mean, sd, low, high, p,
                    (total["better"], total["worse"], total["ties"]), None, None, None, {})
     assert_same_comparison(got, want)
 

@@ -19,6 +19,7 @@ from rankereval.stats._engine import geometric_columns as _geometric, merge_part
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
 from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
+from rankereval.evaluation._columns import column_weights as _column_weights
 from rankereval.evaluation._columns import score_columns as _score_columns
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
@@ -464,6 +465,7 @@ class _Table:
     kinds: dict
     seen: np.ndarray        # every query id of the partition's input
     seen_hashes: np.ndarray
+    weights: object = None  # (n, n_columns) query weights of weighted means (GAUC), or None
 
 
 def _score_block(block, p, columns, relevance_level, ties=None):
@@ -471,6 +473,8 @@ def _score_block(block, p, columns, relevance_level, ties=None):
     mode of ``Metric.score``, for rankings read with ties kept)."""
     try:
         scores = _score_columns(columns, block.binary, block.numeric, block.rankings, relevance_level, ties)
+        # a weighted mean's query weights come from the partition's labels (a property of the query)
+        weights = _column_weights(columns, block.binary, block.numeric, block.rankings, relevance_level)
         hashes = query_key_hashes(block.keys, scores.shape[0])
         seen, seen_hashes = block.keys, hashes
         if block.seen is not None:
@@ -480,7 +484,7 @@ def _score_block(block, p, columns, relevance_level, ties=None):
         raise
     except (TypeError, ValueError) as exc:
         raise PartitionError(f"partition {p}: {exc}") from exc
-    return _Table(block.keys, hashes, scores, block.kinds, seen, seen_hashes)
+    return _Table(block.keys, hashes, scores, block.kinds, seen, seen_hashes, weights)
 
 
 def _partition_partials(load, args, p, score_options, sum_options):
@@ -493,7 +497,7 @@ def _table_partials(table, p, nan_handling, seed, n_boot, geometric=None):
     """Partial sums of partition ``p`` (``rankereval.evaluation._evaluate._partials``), plus the sorted
     hashes of its query keys for the check that no query is in two partitions."""
     part = _partials(table.scores, nan_handling, table.hashes if n_boot else None, seed, n_boot,
-                     geometric=geometric)
+                     geometric=geometric, weights=table.weights)
     part["_keys"] = (np.sort(table.seen_hashes), np.full(table.seen_hashes.shape[0], p, dtype=np.int32))
     part["_kinds"] = {k: {v: p} for k, v in table.kinds.items()}
     return part

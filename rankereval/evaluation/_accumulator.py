@@ -18,7 +18,7 @@ from rankereval.stats import _engine
 from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
-from rankereval.evaluation._columns import score_columns as _score_columns
+from rankereval.evaluation._columns import column_weights, score_columns as _score_columns
 from rankereval.evaluation._columns import columns_for_rows as _columns_for_rows
 from rankereval._stack import user_stacklevel
 from rankereval.data._conversion import _host_array
@@ -145,6 +145,7 @@ class Accumulator:
             invalid_items = sp.csr_array(invalid_items)
         self._invalid = invalid_items
         self._geometric = _geometric(self._columns)
+        self._weighted = bool(_engine.weighted_columns(self._columns).any())  # GAUC: sum(w x), sum(w)
         self.reset()
 
     # -- state ---------------------------------------------------------------------------
@@ -154,7 +155,7 @@ class Accumulator:
         self._part = _partials(np.empty((0, m)), self._nan_handling,
                                np.empty(0, np.uint64) if self._conf_interval else None,
                                self._seed, self._n_boot if self._conf_interval else 0,
-                               geometric=self._geometric)
+                               geometric=self._geometric, weights=np.empty((0, m)) if self._weighted else None)
         self._id_kind = None          # None (no batch yet), 'row' (row numbers), 'int' or 'str'
         self._seen = []               # sorted uint64 hash chunks (check_query_ids)
         self._scores, self._ids = [], []
@@ -227,8 +228,10 @@ class Accumulator:
                                 self._relevance_level, self._ties)
         # evaluate's rule: a thread per 2**20 draws (the sums do not depend on it)
         n_threads = _engine.poisson_threads(n, self._n_boot) if self._conf_interval else 1
+        weights = (column_weights(self._columns, binary, numeric, rankings, self._relevance_level)
+                   if self._weighted else None)
         part = _partials(scores, self._nan_handling, hashes if self._conf_interval else None, self._seed,
-                         self._n_boot if self._conf_interval else 0, n_threads, self._geometric)
+                         self._n_boot if self._conf_interval else 0, n_threads, self._geometric, weights=weights)
         self._part = _merge_partials(self._part, part)
         self._id_kind = kind
         if new_seen is not None:
@@ -424,6 +427,9 @@ class Accumulator:
         if "sums" in p:
             state.update({f"sums.{k}": v for k, v in p["sums"].state().items()})
             state["weights"] = p["weights"]
+        for key in ("wsum", "wsums"):  # a weighted mean's sums of the query weights (GAUC)
+            if key in p:
+                state.update({f"{key}.{k}": v for k, v in p[key].state().items()})
         if self._check_ids:
             state["seen"] = np.sort(self._seen_hashes())
         if self._keep_scores:
@@ -452,6 +458,10 @@ class Accumulator:
         needed = ["id_kind", "n", "n_undefined", "n_used", "min", "max", "sum.lo", "sum.limbs", "sum.inf"]
         if self._conf_interval:
             needed += ["sums.lo", "sums.limbs", "sums.inf", "weights"]
+        if self._weighted:
+            needed += ["wsum.lo", "wsum.limbs", "wsum.inf"]
+            if self._conf_interval:
+                needed += ["wsums.lo", "wsums.limbs", "wsums.inf"]
         if self._keep_scores:
             needed.append("scores")
         missing = [k for k in needed if k not in state]
@@ -481,6 +491,11 @@ class Accumulator:
             if part["weights"].shape != (m, self._n_boot):
                 raise ValueError(f"state_dict entry 'weights' has shape {part['weights'].shape}, expected "
                                  f"({m}, {self._n_boot})")
+        if self._weighted:
+            part["wsum"] = ExactSum.from_state({k: state[f"wsum.{k}"] for k in ("lo", "limbs", "inf")}, (m,))
+            if self._conf_interval:
+                part["wsums"] = ExactSum.from_state({k: state[f"wsums.{k}"] for k in ("lo", "limbs", "inf")},
+                                                    (m, self._n_boot))
         for key in ("n_undefined", "n_used", "min", "max"):
             if part[key].shape != (m,):
                 raise ValueError(f"state_dict entry {key!r} has shape {part[key].shape}, expected ({m},)")

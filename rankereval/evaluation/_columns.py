@@ -12,7 +12,8 @@ from rankereval.metrics._base import Metric, labels_for, score_many
 from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
 
-__all__ = ["metric_columns", "check_relevance_level", "score_columns", "columns_for_rows", "refuse_row_inputs"]
+__all__ = ["metric_columns", "check_relevance_level", "score_columns", "column_weights", "columns_for_rows",
+           "refuse_row_inputs"]
 
 
 def refuse_catalogue_metrics(columns, where):
@@ -158,3 +159,30 @@ def score_columns(columns, binary, numeric, y_pred, relevance_level, ties=None):
         scores[:, j] = columns[j][1]._score_with(numeric if numeric is not None else binary, y_pred,
                                                  relevance_level, ties if tied else None)
     return scores
+
+
+def column_weights(columns, binary, numeric, y_pred, relevance_level):
+    """The query weights of the columns, shape ``(n_rankings, n_columns)`` (1 in the columns of
+    unweighted means), or None when no column is a weighted mean
+    (``MetricInfo.aggregate == 'weighted'``). Each weighted column's weights come from the
+    labels its metric reads, as :func:`score_columns` hands them (binary metrics over graded
+    labels: thresholded at ``relevance_level``): a property of the query, the same for every
+    run scored against those labels."""
+    weighted = [j for j, (_, m) in enumerate(columns) if m.info.aggregate == "weighted"]
+    if not weighted:
+        return None
+    out = np.ones((y_pred.n_rows, len(columns)), dtype=np.float64)
+    thresholded = None
+    for j in weighted:
+        m = columns[j][1]
+        if isinstance(m, Adjusted):
+            out[:, j] = m._query_weights(numeric if numeric is not None else binary, y_pred, relevance_level)
+            continue
+        labels = labels_for(m, binary, numeric)
+        if m.info.labels == "binary" and numeric is not None:
+            if thresholded is None:
+                check_relevance_level(relevance_level)
+                thresholded = threshold_labels(numeric, relevance_level)
+            labels = thresholded
+        out[:, j] = m._query_weights(labels, y_pred)
+    return out

@@ -7,7 +7,7 @@ import numpy as np
 from rankereval.stats import _engine
 from rankereval._utils import _render
 from rankereval._utils._optional import require
-from rankereval.evaluation._columns import check_relevance_level, metric_columns, score_columns
+from rankereval.evaluation._columns import check_relevance_level, column_weights, metric_columns, score_columns
 from rankereval._stack import user_stacklevel
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
@@ -145,6 +145,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
             raise ValueError(f"query_ids must have one id per ranking ({scores.shape[0]}), got shape "
                              f"{query_ids.shape}")
     scores.flags.writeable = False
+    weights = column_weights(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric, y_pred,
+                             relevance_level)
 
     # one seed for every metric (from None or a Generator): the same resamples for all
     seed = _engine.random_seed(opts.random_state) if conf_interval else None
@@ -155,7 +157,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         n, n_boot = scores.shape[0], opts.n_resamples
         part = _engine.partials(scores, nan_handling, query_key_hashes(query_ids, n),
                                 _engine.stream_key(seed), n_boot, _engine.poisson_threads(n, n_boot),
-                                _engine.geometric_columns(columns), moments=opts.method == "bca")
+                                _engine.geometric_columns(columns), moments=opts.method == "bca",
+                                weights=weights)
         poisson = _engine.summarise(part, columns, nan_handling, n_boot, opts.confidence, opts.method)[1]
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     for j, (col, m) in enumerate(columns):
@@ -165,11 +168,14 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         if nan_handling == "propagate" and n_undefined[col]:
             notes.append(m._undefined_message(n_undefined[col], s.size, label=col))
         n_used[col] = int(s.size)
-        means[col] = _engine.aggregate(m.info, s)
+        w = None
+        if weights is not None and _engine.is_weighted(m.info):
+            w = weights[:, j] if rows is None else weights[rows, j]
+        means[col] = _engine.aggregate(m.info, s, w)
         if poisson is not None:
             intervals[col] = poisson[col]
         elif conf_interval:
-            intervals[col] = _engine.interval(s, opts, rows, m.info, random_state=seed).confidence_interval
+            intervals[col] = _engine.interval(s, opts, rows, m.info, random_state=seed, weights=w).confidence_interval
     if notes:
         warnings.warn("\n".join(notes), UndefinedMetricWarning, stacklevel=user_stacklevel())
     conf = opts.confidence
@@ -179,11 +185,12 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
 
         binary = y_true if isinstance(y_true, BinaryLabels) else None
         report = tie_report(columns, lambda cols, t: score_columns(cols, binary, numeric, y_pred, relevance_level, t),
-                            _engine.aggregate, y_pred, nan_handling, ties, means)
+                            _engine.aggregate, y_pred, nan_handling, ties, means, weights)
     result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,
                         conf if conf_interval else None)
     result.tie_report = report
+    result._weights = weights  # the query weights of weighted-mean columns (compare reads them)
     return result
 
 
@@ -220,6 +227,7 @@ class Evaluation:
 
     tie_report = None
     cluster_scores = None
+    _weights = None
 
     def __init__(self, scores, names, metrics, query_ids, means, conf_intervals, n_used,
                  n_undefined, nan_handling, confidence=None, n_rankings=None):

@@ -46,6 +46,7 @@ from rankereval.metrics._profile import (  # isort: skip
     RNDCG, BinG, ElevenPointAP, InfAP, NDCGRel, NormalizedGain, NumNonRelevantJudgedRetrieved, RelativePrecision,
     RPrecisionMultiple, ScaledRBP, ScaledRBPResidual, SetAP, SetF, SetP, SetR, SetRelativeP, Unjudged, Utility)
 from rankereval.metrics._profile import AUROC, FallOut  # isort: skip
+from rankereval.metrics._profile import GAUC  # isort: skip
 from rankereval.metrics._diversity import (  # isort: skip
     APIA, ERRIA, NERRIA, NNRBP, NRBP, AlphaDCG, AlphaNDCG, PrecisionIA, SubtopicRecall)
 from rankereval.metrics._profile import NumQueries  # isort: skip

@@ -113,18 +113,28 @@ class Adjusted(Metric):
             return f"{inner[:-1]},{','.join(opts)}]"
         return f"{inner}[{','.join(opts)}]"
 
+    def _labels(self, y_true, relevance_level):
+        """The labels the wrapped metric reads: graded ``y_true`` (or binary) thresholded at
+        ``rel`` (else ``relevance_level``) for a binary metric."""
+        if self.info.labels == "binary" or self.rel is not None:  # rel on RBP: binary RBP
+            level = relevance_level if self.rel is None else self.rel
+            if isinstance(y_true, NumericLabels) or level != 1:
+                return threshold_labels(y_true, level)
+        return y_true
+
     def _inputs(self, y_true, y_pred, relevance_level):
         """The labels and rankings the wrapped metric reads: graded ``y_true`` (or binary)
         thresholded at ``rel`` (else ``relevance_level``) for a binary metric, and ``y_pred``
         without its unjudged items when ``judged_only``."""
-        labels = y_true
-        if self.info.labels == "binary" or self.rel is not None:  # rel on RBP: binary RBP
-            level = relevance_level if self.rel is None else self.rel
-            if isinstance(y_true, NumericLabels) or level != 1:
-                labels = threshold_labels(y_true, level)
+        labels = self._labels(y_true, relevance_level)
         if self.judged_only:
             y_pred = judged_rankings(labels, y_pred, self.name)
         return labels, y_pred
+
+    def _query_weights(self, y_true, y_pred, relevance_level=1):
+        """The wrapped metric's query weights, from the labels it reads (thresholded at ``rel``;
+        judged-only rankings change no weight: the weights are the labels')."""
+        return self.metric._query_weights(self._labels(y_true, relevance_level), y_pred)
 
     def _tie_refusal(self):
         """Why this metric has no value over tied orders (None when it has one)."""

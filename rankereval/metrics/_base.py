@@ -28,7 +28,7 @@ _REGISTRY = {}
 
 _CUTOFFS = ("required", "optional", "none")
 _LABELS = ("binary", "graded", "none", "intents")
-_AGGREGATES = ("mean", "geometric")
+_AGGREGATES = ("mean", "geometric", "weighted")
 
 #: the floor of a score in a geometric mean (trec_eval's MIN_GEO_MEAN, for gm_map)
 from rankereval._utils._choices import GEOMETRIC_FLOOR  # noqa: E402,F401  (the floor of geometric means)
@@ -128,10 +128,12 @@ class MetricInfo:
     at : str
         The parameter that ``@`` sets in a metric name: ``"k"`` (the cutoff, default), or
         a real parameter (``iprec@0.1`` is the recall level).
-    aggregate : {'mean', 'geometric'}
+    aggregate : {'mean', 'geometric', 'weighted'}
         How :meth:`Metric.mean` (and :func:`rankereval.evaluate`) average the scores:
-        arithmetically, or geometrically with scores floored at ``GEOMETRIC_FLOOR``
-        (trec_eval's gm_map).
+        arithmetically, geometrically with scores floored at ``GEOMETRIC_FLOOR``
+        (trec_eval's gm_map), or weighted by a weight of each query that the class gives
+        (``_query_weights``: a property of the query, read from the labels, so that the runs
+        of a comparison weigh each query alike), ``sum(w * x) / sum(w)`` (RecBole's GAUC).
     judged : bool
         Whether the metric tells judged non-relevant items from unjudged ones, so that it
         needs labels with judgments (:meth:`~rankereval.BinaryLabels.with_judged`, or labels
@@ -318,6 +320,12 @@ class Metric:
                 "give one label row per ranking, or a single label row for all rankings"
             )
 
+    def _query_weights(self, y_true, y_pred):
+        """The weight of each ranking's query in the mean, shape ``(n_rankings,)`` float64
+        (only for ``info.aggregate == 'weighted'``; read from the labels, never the ranking)."""
+        raise TypeError(f"{type(self).__name__} averages with equal weights (info.aggregate="
+                        f"{self.info.aggregate!r}): it has no query weights")
+
     def _kernel_args(self, y_true, y_pred):
         """What the kernel needs of this metric: ``dict(k=..., truncated=..., disc=...,
         power=..., norm=...)``; ``k=None`` is the whole ranking (see :func:`_score_many`)."""
@@ -486,9 +494,10 @@ class Metric:
                                resampling=resampling, random_state=random_state,
                                names={"n_resamples": "n_bootstrap_samples"})
         scores, rows = self._policy(self.score(y_true, y_pred, ties=ties), opts.nan_handling)
+        weights = self._kept_weights(y_true, y_pred, rows)
         if not opts.conf_interval:
-            return _engine.aggregate(self.info, scores)
-        result = _engine.interval(scores, opts, rows, self.info)
+            return _engine.aggregate(self.info, scores, weights)
+        result = _engine.interval(scores, opts, rows, self.info, weights=weights)
         return {"score": result.mean, "conf_interval": result.confidence_interval}
 
     def bootstrap(
@@ -538,7 +547,15 @@ class Metric:
                                confidence=confidence_level, method=method, resampling=resampling,
                                random_state=random_state, names={"confidence": "confidence_level"})
         scores, rows = self._policy(self.score(y_true, y_pred, ties=ties), opts.nan_handling)
-        return _engine.interval(scores, opts, rows, self.info)
+        return _engine.interval(scores, opts, rows, self.info, weights=self._kept_weights(y_true, y_pred, rows))
+
+    def _kept_weights(self, y_true, y_pred, rows):
+        """The query weights of the rankings the NaN policy kept (``rows``; None: all), for a
+        weighted mean; None for any other mean."""
+        if self.info.aggregate != "weighted":
+            return None
+        w = self._query_weights(y_true, y_pred)
+        return w if rows is None else w[rows]
 
     def _policy(self, raw, nan_handling):
         """The engine's NaN policy on ``raw`` scores: ``(scores, rows kept or None)``.

@@ -1013,6 +1013,36 @@ class AUROC(_ProfileMetric):
     def __init__(self, k=None):
         self.k = check_k(k, allow_none=True)
 
+    def _tie_refusal(self):
+        """Why this metric has no value over tied orders (None: it has one, :meth:`_tied`)."""
+        if self.k is not None:
+            return (f"{self.name}: which items of a tied group crossing the cutoff enter the top k changes "
+                    "both counts of its pairs, so its value over tied orders is implemented for the whole "
+                    "ranking only (k=None)")
+        return None
+
+    def _tied(self, y_true, y_pred, ties):
+        """The score over the orders of each tied group (the whole ranking): 'expected' counts
+        each (relevant, non-relevant) pair inside a group as 1/2 (the Mann-Whitney statistic
+        with average ranks, RecBole's AUC); 'optimistic'/'pessimistic' the best/worst order."""
+        from rankereval.metrics._ties import best_order
+
+        if ties != "expected":
+            return self._score(y_true, best_order(y_true, y_pred, ties == "optimistic"))
+        c = _Profile(y_true, y_pred, y_pred.indices.shape[1]).codes
+        n, width = c.shape
+        rel, nonrel = c > 0, c <= 0                     # (NaN past the end: neither)
+        tied = np.asarray(y_pred._ties[:, :width], dtype=bool) & (rel | nonrel)
+        start = np.ones((n, width), dtype=bool)
+        start[:, 1:] = ~tied[:, :-1]
+        group = (np.cumsum(start, axis=1) - 1 + (np.arange(n) * width)[:, None]).ravel()
+        r = np.bincount(group, weights=rel.ravel(), minlength=n * width).reshape(n, width)
+        q = np.bincount(group, weights=nonrel.ravel(), minlength=n * width).reshape(n, width)
+        below = q[:, ::-1].cumsum(axis=1)[:, ::-1] - q  # non-relevant items in the later groups
+        pairs = (r * below).sum(axis=1) + 0.5 * (r * q).sum(axis=1)
+        p, m = rel.sum(axis=1), nonrel.sum(axis=1)
+        return np.where((p > 0) & (m > 0), pairs / np.maximum(p * m, 1), np.nan)
+
     def _from_profile(self, prof):
         c = prof.codes if self.k is None else prof.codes[:, :self.k]  # (the profile may be deeper)
         rel = c > 0
@@ -1022,6 +1052,61 @@ class AUROC(_ProfileMetric):
         n = nonrel.sum(axis=1)
         pairs = np.where(rel, below, 0).sum(axis=1)
         return np.where((p > 0) & (n > 0), pairs / np.maximum(p * n, 1), np.nan)
+
+
+class GAUC(AUROC):
+    r"""GAUC@k: grouped AUC, the mean of each query's :class:`AUROC`\@k weighted by its number of
+    relevant items (RecBole's ``GAUC``; Zhu et al., KDD 2018, as "group AUC").
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Cutoff (an integer > 0); None: the whole ranking (RecBole's GAUC, which ranks every
+        candidate item of the user).
+
+    Notes
+    -----
+    The score of each ranking is :class:`AUROC`\@k's. The mean (:meth:`~Metric.mean`,
+    :func:`rankereval.evaluate` and every other entry point) is not the plain mean of those
+    scores but their mean weighted by :math:`w_q = |R_q|`, the number of relevant items in the
+    labels of the query,
+
+    .. math::
+
+        \mathrm{GAUC}@k = \frac{\sum_q w_q \,\mathrm{AUROC}@k(y_q)}{\sum_q w_q},
+
+    over the queries the NaN policy keeps. The weight is a property of the query (its labels),
+    never of the ranking, so two runs compared on the same queries weigh each query alike;
+    with rankings of the whole catalogue, as RecBole ranks it, it is RecBole's number of
+    positive items of the user. Edge cases: a query whose top k has no relevant or no
+    non-relevant item is NaN (RecBole leaves such users out: ``nan_handling='drop'`` gives
+    its value); ``'zerofill'``/``'onefill'`` count it as 0/1 with its weight (0 without a
+    relevant item in the labels, so such a query changes nothing); a total weight of 0 gives
+    a NaN mean. Tied scores: the recorded order (RecBole averages the ranks of tied items;
+    both agree on rankings without ties).
+
+    Examples
+    --------
+    >>> from rankereval import BinaryLabels, Rankings, GAUC
+    >>> y_true = BinaryLabels.from_positive_indices([[1], [0, 2]])
+    >>> y_pred = Rankings.from_ranked_indices([[1, 0, 2], [0, 1, 2]])
+    >>> GAUC().score(y_true, y_pred)
+    array([1. , 0.5])
+    >>> GAUC().mean(y_true, y_pred)  # (1 * 1 + 2 * 0.5) / (1 + 2)
+    0.6666666666666666
+    """
+
+    info = MetricInfo(
+        name="gauc", kernel=KERNEL, cutoff="optional", aliases=("groupauc", "groupedauc"),
+        summary="GAUC@k: AUROC@k per ranking, averaged weighted by each query's number of relevant items "
+                "(RecBole GAUC)",
+        undefined="its top k has no relevant or no non-relevant item",
+        aggregate="weighted",
+    )
+
+    def _query_weights(self, y_true, y_pred):
+        counts = np.diff(y_true.indptr).astype(np.float64)
+        return np.full(y_pred.n_rows, counts[0]) if y_true.n_rows == 1 else counts
 
 
 class NumQueries(_ProfileMetric):

@@ -78,7 +78,7 @@ def tied_scores(metric, y_true, y_pred, ties):
     if y_pred._ties is None or not y_pred._ties.any():
         return metric._score(y_true, y_pred)
     why = refusal(metric)
-    if why is None:
+    if why is None and getattr(metric, "_tied", None) is None:
         args = metric._kernel_args(y_true, y_pred)
         kernel = _kernel_name(metric, args)
         if kernel in _REFUSED:
@@ -87,6 +87,9 @@ def tied_scores(metric, y_true, y_pred, ties):
             why = f"{metric.name}: {_unsupported_kernel(kernel)}"
     if why is not None:
         raise ValueError(f"ties={ties!r}: {why}. Score it with ties=None (the recorded order)")
+    own = getattr(metric, "_tied", None)  # a metric outside the kernels' reductions (AUROC, GAUC)
+    if own is not None:
+        return own(y_true, y_pred, ties)
     if ties != "expected":
         return metric._score(y_true, best_order(y_true, y_pred, ties == "optimistic", args["k"]))
     n = y_pred.n_rows
@@ -175,12 +178,13 @@ def _cutoff(metric):
     return getattr(inner, "k", None)
 
 
-def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, means):
+def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, means, weights=None):
     """The :class:`TieReport` of ``evaluate``'s columns over ``y_pred`` (which records ties),
     warning (:class:`~rankereval.exceptions.TiedScoresWarning`) when ``mode`` is None and a
     mean could move by more than :data:`SPREAD_WARNING`. ``score_columns(columns, ties)``:
     evaluate's scores of some of its columns under a ``ties`` mode; ``aggregate(info, scores)``:
-    its mean (``rankereval.metrics._base._aggregate``, passed in: this module is below it)."""
+    its mean (``rankereval.metrics._base._aggregate``, passed in: this module is below it);
+    ``weights``: the query weights of the columns (weighted means, e.g. GAUC), or None."""
     import warnings
 
     from rankereval.exceptions import TiedScoresWarning
@@ -205,16 +209,20 @@ def tie_report(columns, score_columns, aggregate, y_pred, nan_handling, mode, me
         ranges.update({col: (means[col], means[col]) for col, _ in ok})
         ok = []
     worst, best = ((score_columns(ok, t) for t in ("pessimistic", "optimistic")) if ok else (None, None))
+    position = {col: j for j, (col, _) in enumerate(columns)}
     for j, (col, m) in enumerate(ok):
         pair = []
+        w = None if weights is None or m.info.aggregate != "weighted" else weights[:, position[col]]
         for s in (worst[:, j], best[:, j]):
+            kept = w
             if nan_handling == "drop":
+                kept = None if w is None else w[~np.isnan(s)]
                 s = s[~np.isnan(s)]
             else:
                 from rankereval.stats._engine import fill_undefined
 
                 s = fill_undefined(s, nan_handling)
-            pair.append(float(aggregate(m.info, s)))
+            pair.append(float(aggregate(m.info, s, kept)))
         ranges[col] = tuple(pair) if m.info.higher_is_better else tuple(pair[::-1])
     report = TieReport(mode, lengths.sum(), np.count_nonzero(in_group), tied_rankings, ranges, refused)
     if mode is None:

@@ -18,6 +18,7 @@ from rankereval.stats._engine import partials as _partials, summarise as _summar
 from rankereval.evaluation._columns import check_relevance_level as _check_relevance_level
 from rankereval.evaluation._columns import metric_columns as _metric_columns, score_columns as _score_columns
 from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
+from rankereval.evaluation._columns import column_weights as _column_weights
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
 from rankereval._validation import check_flag
@@ -313,14 +314,16 @@ def _partition_table(batches, spec):
     return pa.Table.from_batches(batches) if batches else None
 
 
-def _partition_scores(batches, spec):
+def _partition_scores(batches, spec, weights=None):
     """The scores of one partition's queries: ``(query ids, scores)``; None: no query."""
     table = _partition_table(batches, spec)
-    return None if table is None else _table_scores(table, spec)
+    return None if table is None else _table_scores(table, spec, weights)
 
 
-def _table_scores(table, spec):
-    """The scores of the queries of a table of both sides: ``(query ids, scores)`` or None."""
+def _table_scores(table, spec, weights=None):
+    """The scores of the queries of a table of both sides: ``(query ids, scores)`` or None.
+    ``weights``: a list that receives the query weights of the weighted means (GAUC), from the
+    partition's labels (``column_weights``)."""
     block = (_nested_block if spec["nested"] else _long_block)(table, spec)
     del table
     if block is None:
@@ -329,6 +332,8 @@ def _table_scores(table, spec):
     try:
         scores = _score_columns(spec["columns"], binary, numeric, rankings, spec["relevance_level"],
                                 spec.get("ties"))
+        if weights is not None:
+            weights.append(_column_weights(spec["columns"], binary, numeric, rankings, spec["relevance_level"]))
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     return ids, scores
@@ -352,14 +357,18 @@ def _partials_task(batches, spec):
     """mapInArrow: a partition -> one row holding its partial sums (pickled)."""
     import pyarrow as pa
 
-    res = _partition_scores(batches, spec)
+    weights = []
+    res = _partition_scores(batches, spec, weights)
+    weighted = _engine.weighted_columns(spec["columns"]).any()
     if res is None:
         ids, scores = np.empty(0, dtype=np.int64), np.empty((0, len(spec["columns"])))
+        weights = np.empty((0, len(spec["columns"]))) if weighted else None
     else:
         ids, scores = res
+        weights = weights[0]
     n_boot = spec["n_boot"]
     part = _partials(scores, spec["nan_handling"], query_key_hashes(ids, scores.shape[0]) if n_boot else None,
-                     spec["seed"], n_boot, geometric=spec["geometric"])
+                     spec["seed"], n_boot, geometric=spec["geometric"], weights=weights)
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(part, protocol=4)], pa.binary())],
                                      names=["partials"])
 
@@ -491,7 +500,8 @@ def evaluate(labels_df, run_df, metrics, *, query_col="query", item_col="item", 
     if total is None:  # no partition at all (empty inputs)
         total = _partials(np.empty((0, len(columns))), nan_handling,
                           np.empty(0, np.uint64) if conf_interval else None, seed, spec["n_boot"],
-                          geometric=spec["geometric"])
+                          geometric=spec["geometric"],
+                          weights=np.empty((0, len(columns))) if _engine.weighted_columns(columns).any() else None)
     means, intervals, n_used, n_undefined, notes = _summarise(
         total, columns, nan_handling, n_boot if conf_interval else None, conf if conf_interval else None)
     if notes:
@@ -545,6 +555,7 @@ def _compare_task(batches, spec):
     table = _partition_table(batches, spec)
     n_runs, m = len(spec["run_names"]), len(spec["columns"])
     per_run = []
+    first_weights = None
     lab_ids = np.empty(0, dtype=object)
     if table is not None:
         side = table.column("side")
@@ -553,7 +564,10 @@ def _compare_task(batches, spec):
             sub = table.filter(pc.or_(pc.equal(side, 0), pc.equal(side, r + 1)))
             sub = sub.set_column(sub.schema.get_field_index("side"), "side",
                                  pc.cast(pc.not_equal(sub.column("side"), 0), pa.int8()))
-            per_run.append(_table_scores(sub, spec))
+            weights = [] if r == 0 else None
+            per_run.append(_table_scores(sub, spec, weights))
+            if r == 0 and per_run[0] is not None:
+                first_weights = weights[0]   # the labels' query weights (weighted means), by run 0's ids
     ids = [np.asarray(x[0]) if x is not None else np.empty(0, dtype=lab_ids.dtype) for x in per_run]
     if not ids:
         ids = [lab_ids[:0]] * n_runs
@@ -563,9 +577,15 @@ def _compare_task(batches, spec):
     for r, x in enumerate(per_run):
         order = np.argsort(ids[r], kind="stable")
         scores[:, :, r] = x[1][order[np.searchsorted(ids[r], common, sorter=order)]] if common.size else 0.0
+    weights = None
+    if _engine.weighted_columns(spec["columns"]).any():
+        weights = np.ones((common.shape[0], m))
+        if common.size and first_weights is not None:
+            order = np.argsort(ids[0], kind="stable")
+            weights = first_weights[order[np.searchsorted(ids[0], common, sorter=order)]]
     part = _paired_sums.partials(scores, common, spec["nan_handling"], [mm for _, mm in spec["columns"]],
                                  spec["run_names"], spec["baseline"], spec["test"], spec["seeds"],
-                                 spec["n_resamples"], spec["ci_resamples"])
+                                 spec["n_resamples"], spec["ci_resamples"], weights=weights)
     part["n_union"] = np.int64(union.shape[0])
     part["n_qrels_not_ranked"] = np.int64(np.setdiff1d(lab_ids, union).shape[0])
     part["missing"] = [[_py(q) for q in np.setdiff1d(union, i)[:5]] for i in ids]
@@ -688,9 +708,12 @@ def compare(labels_df, runs, metrics, *, baseline=None, test="t", correction="ho
                          "queries")
     counts = total["counts"]
     means = _run_means(total["score_sums"].to_float(), counts)
+    weighted = _engine.weighted_columns(columns)
+    means = _paired_sums.weighted_run_means(total, means, weighted)
     propagated = (total["undefined"] > 0) if nan_handling == "propagate" else np.zeros(len(columns), bool)
-    _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples)
     n_pairs = len(run_names) - 1 if baseline is not None else len(run_names) * (len(run_names) - 1) // 2
+    _, mean_diff, sd, p, low, high = _paired_sums.summarise(total, test, alternative, alpha, n_resamples,
+                                                            np.repeat(weighted, n_pairs))
     b = None if baseline is None else run_names.index(str(baseline))
     pairs = ([(r, b) for r in range(len(run_names)) if r != b] if b is not None else
              [(j, i) for i in range(len(run_names)) for j in range(i + 1, len(run_names))])

@@ -15,11 +15,13 @@ def _resolve_metrics(metrics):
     return [c for c, _ in columns], [m for _, m in columns]
 
 
-def _per_query_scores(y_true, run, metrics, relevance_level, ties=None):
+def _per_query_scores(y_true, run, metrics, relevance_level, ties=None, weights=None):
     """(n_queries, n_metrics) per-query scores of one run, by :func:`rankereval.evaluate`.
 
     ``y_true`` is labels and ``run`` Rankings, or ``y_true`` is a ``TrecData`` and ``run``
     None; graded labels are thresholded at ``relevance_level`` for the binary metrics.
+    ``weights``: a list that receives the query weights of the weighted-mean metrics
+    ((n_queries, n_metrics), 1 elsewhere; None when there is none), read from the labels.
     """
     from rankereval.evaluation._evaluate import evaluate
 
@@ -30,8 +32,11 @@ def _per_query_scores(y_true, run, metrics, relevance_level, ties=None):
         from rankereval.exceptions import TiedScoresWarning
 
         warnings.simplefilter("ignore", TiedScoresWarning)
-        return evaluate(y_true, run, columns, relevance_level=relevance_level, nan_handling="drop",
-                        ties=ties).scores
+        ev = evaluate(y_true, run, columns, relevance_level=relevance_level, nan_handling="drop",
+                      ties=ties)
+    if weights is not None:
+        weights.append(ev._weights)
+    return ev.scores
 
 
 def _is_path(x):
@@ -58,9 +63,12 @@ def _collect(y_true, runs, metrics, relevance_level, queries, ties=None):
         if len(set(rows.values())) != 1:
             raise ValueError(f"runs have different numbers of rankings: {rows}; with labels "
                              "rows are matched by position, so every run needs the same rows")
-        per_run = [_per_query_scores(y_true, run, metrics, relevance_level, ties) for run in values]
+        weights = []
+        per_run = [_per_query_scores(y_true, run, metrics, relevance_level, ties, weights) for run in values]
         n = per_run[0].shape[0]
         report = {"aligned_by": "position", "queries": "all", "n_queries": n}
+        # the weights are the labels' (every run has the same): the first run's
+        report["_weights"] = weights[0]
         return np.stack(per_run, axis=2), None, report
     return _collect_trec(y_true, names, values, metrics, relevance_level, queries, ties)
 
@@ -127,13 +135,17 @@ def _collect_trec(qrels, names, values, metrics, relevance_level, queries, ties=
     keep = [q for q in order if q in common] if queries != "union" else order
     qrels_queries = set(datas[0].query_ids)
     scores = np.empty((len(keep), len(metrics), len(names)))
+    kept_weights = None
     for j, (name, d) in enumerate(zip(names, datas)):
         rows = d.query_ids.get_indexer(keep)
         if (rows < 0).any():
             absent = [q for q, r in zip(keep, rows) if r < 0]
             raise ValueError(f"runs[{name!r}] has no row for {_some(absent)}: read it with "
                              "read_trec(..., missing='empty') or pass the run file path")
-        scores[:, :, j] = _per_query_scores(d, None, metrics, relevance_level, ties)[rows]
+        weights = []
+        scores[:, :, j] = _per_query_scores(d, None, metrics, relevance_level, ties, weights)[rows]
+        if weights[0] is not None and j == 0:  # the labels' weights: one qrels for every run
+            kept_weights = weights[0][rows]
     report = {
         "aligned_by": "query_id",
         "queries": queries,
@@ -146,5 +158,6 @@ def _collect_trec(qrels, names, values, metrics, relevance_level, queries, ties=
         # union: queries scored as an empty ranking per run; intersection: queries dropped
         "n_filled": {name: (len(ids) if queries == "union" else 0) for name, ids in lacking.items()},
         "n_dropped": 0 if queries == "union" else len(union) - len(common),
+        "_weights": kept_weights,
     }
     return scores, np.asarray(keep, dtype=object), report

@@ -13,8 +13,8 @@ from rankereval.stats._comparison import Comparison
 from rankereval.stats._corrections import adjust_pvalues
 from rankereval.stats._outcomes import _outcomes, _prepare, _run_means, _score_sums
 from rankereval.stats._paired_tests import (
-    _bootstrap_means, _bootstrap_test, CI_RESAMPLES, _moments, _percentile_ci, _permutation_test, _t_test,
-    _tukey_test)
+    _bootstrap_means, _bootstrap_p, CI_RESAMPLES, _linearised, _moments, _percentile_ci, _permutation_test,
+    _t_from_moments, _tukey_test)
 
 
 def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm", alpha=0.05,
@@ -127,6 +127,7 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     if seed_groups is not None:   # several runs per system: each system's mean over its runs
         seed_scores = scores
         scores = _seeds.mean_over_runs(scores, seed_groups)
+    weights = report.pop("_weights", None)   # (n, n_metrics): the labels' query weights, or None
     scores, valid, undefined, propagated, geometric, pairs, diffs = _prepare(
         scores, nan_handling, metric_objs, run_names, baseline)
     report["n_undefined"] = {name: int(undefined[:, m].sum()) for m, name in enumerate(metric_names)}
@@ -135,27 +136,39 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
     n_q, n_metrics, n_runs = scores.shape
     n_pairs = len(pairs)
 
-    n_used, mean_diff, sd = _moments(diffs)
+    # a weighted mean (GAUC): the tests are on the difference of the weighted means, from the
+    # linearised values (t-test), the scaled differences (sign flips), the ratio (bootstrap)
+    wcols = None if weights is None else np.repeat(
+        np.where(_engine.weighted_columns(list(zip(metric_names, metric_objs)))[None, :], weights, np.nan),
+        n_pairs, axis=1)
+    pseudo, flips, ratio = _linearised(diffs, wcols)
+    n_used, mean_diff, sd = _moments(pseudo)
+    if ratio is not None:
+        mean_diff = np.where(np.isnan(wcols).all(axis=0), mean_diff, ratio)
     seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
     ci_resamples = 0
     if test == "t":
-        p, ci_low, ci_high = _t_test(diffs, alternative, alpha)
+        p, ci_low, ci_high = _t_from_moments(n_used, mean_diff, sd, alternative, alpha)
     else:
         ci_resamples = n_resamples if test == "bootstrap" else min(n_resamples, CI_RESAMPLES)
-        boot, t_null = _bootstrap_means(diffs, ci_resamples, rng, studentized=test == "bootstrap")
+        boot, t_null = _bootstrap_means(diffs, ci_resamples, rng, studentized=test == "bootstrap",
+                                        weights=wcols)
         ci_low, ci_high = _percentile_ci(boot, alternative, alpha)
         if test == "bootstrap":
-            p = _bootstrap_test(t_null, diffs, alternative)
+            p = _bootstrap_p(t_null, n_used, mean_diff, sd, alternative)
         elif test == "permutation":
-            p = _permutation_test(diffs, alternative, n_resamples, seed)
+            p = _permutation_test(flips, alternative, n_resamples, seed)
         else:
             finite = np.isfinite(scores).all(axis=2)
-            p = _tukey_test(np.where(np.isfinite(scores), scores, 0.0), valid & finite, pairs, n_resamples,
-                            seed).reshape(-1)
+            p = _tukey_test(_scaled(np.where(np.isfinite(scores), scores, 0.0), weights, metric_names,
+                                    metric_objs, valid & finite),
+                            valid & finite, pairs, n_resamples, seed).reshape(-1)
         del boot, t_null
 
     counts = valid.sum(axis=0)
     means = _run_means(_score_sums(scores, valid).to_float(), counts)       # (M, R)
+    if weights is not None:
+        means = _weighted_run_means(means, scores, valid, weights, metric_names, metric_objs)
     result = _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,
                      n_resamples, alternative, nan_handling, ci_resamples, propagated, geometric,
                      means, counts, mean_diff, sd, ci_low, ci_high, p, _outcomes(diffs, metric_objs, n_pairs),
@@ -170,7 +183,40 @@ def compare(y_true, runs, metrics, *, baseline=None, test="t", correction="holm"
             seed_scores[:, geometric, :] = floored_log(seed_scores[:, geometric, :])
         seed_scores.setflags(write=False)
     return replace(result, seed_scores=seed_scores, seed_groups=seed_groups,
-                   geometric=tuple(bool(g) for g in geometric))
+                   geometric=tuple(bool(g) for g in geometric),
+                   weighted=tuple(bool(m.info.aggregate == "weighted") for m in metric_objs),
+                   query_weights=weights)
+
+
+def _scaled(scores, weights, metric_names, metric_objs, valid):
+    """``scores`` (n, M, R) with each weighted metric's scores times ``w / mean(w)`` over its
+    valid queries: their plain means are the weighted means, and a permutation of the runs
+    within a query (Tukey's HSD) scales alike, so the randomized test is the weighted one."""
+    from rankereval.stats._engine import weighted_columns
+
+    if weights is None:
+        return scores
+    out = np.array(scores, dtype=np.float64)
+    for m in np.flatnonzero(weighted_columns(list(zip(metric_names, metric_objs)))):
+        w = np.where(valid[:, m], weights[:, m], 0.0)
+        total = w.sum()
+        scale = w / (total / max(int(valid[:, m].sum()), 1)) if total > 0 else np.zeros_like(w)
+        out[:, m, :] = np.where(w[:, None] == 0, 0.0, scale[:, None] * out[:, m, :])
+    return out
+
+
+def _weighted_run_means(means, scores, valid, weights, metric_names, metric_objs):
+    """``means`` (M, R) with the weighted metrics' means ``sum(w x) / sum(w)`` over their valid
+    queries (exact sums, as :func:`rankereval.evaluate`)."""
+    from rankereval.stats._engine import weighted_columns
+    from rankereval.stats._exact import ratio_mean
+
+    means = np.array(means, dtype=np.float64)
+    for m in np.flatnonzero(weighted_columns(list(zip(metric_names, metric_objs)))):
+        rows = valid[:, m]
+        for r in range(scores.shape[2]):
+            means[m, r] = ratio_mean(scores[rows, m, r], weights[rows, m]) if rows.any() else np.nan
+    return means
 
 
 def _finish(metric_names, metric_objs, run_names, baseline, pairs, test, correction, alpha,

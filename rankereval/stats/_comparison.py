@@ -96,6 +96,12 @@ class Comparison:
         Per system, the positions of its runs in ``seed_scores``.
     geometric : tuple of bool or None
         Per metric, whether it is averaged geometrically (its ``scores`` are then logs).
+    weighted : tuple of bool or None
+        Per metric, whether its mean is weighted by a weight of each query (GAUC: the number
+        of relevant items); ``means`` and ``diff`` are then weighted means.
+    query_weights : ndarray or None
+        The weights, (n_queries, n_metrics), 1 for the other metrics; None without a
+        weighted metric.
     """
 
     metrics: tuple
@@ -123,6 +129,10 @@ class Comparison:
     seed_groups: object = field(default=None, repr=False)
     #: per metric, whether it is averaged geometrically (its scores here are logs)
     geometric: object = field(default=None, repr=False)
+    #: per metric, whether its mean is weighted by a weight of each query (GAUC)
+    weighted: object = field(default=None, repr=False)
+    #: the query weights (n_queries, n_metrics) of the weighted metrics (1 elsewhere), or None
+    query_weights: object = field(default=None, repr=False)
 
     # -- rows ------------------------------------------------------------------------------
     @property

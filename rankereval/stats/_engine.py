@@ -13,7 +13,10 @@ Every entry point that averages per-query scores goes through this module: ``Met
   value (MeanRanks or FirstRelevantRank of a ranking that retrieves none of the relevant items:
   ``+inf``) is a value: no ``nan_handling`` drops or fills it, so the mean is infinite, in
   every entry point (``docs/guide/nan_policy.rst``).
-* :func:`aggregate`: the mean (exact sums, rounded once; geometric where the registry says).
+* :func:`aggregate`: the mean (exact sums, rounded once; geometric where the registry says,
+  or weighted: ``sum(w * x) / sum(w)`` over the queries kept, each sum exact, for a metric
+  whose registry entry says ``aggregate='weighted'``, with each query's weight from
+  ``Metric._query_weights``, a property of the query, never of the run).
 * :func:`interval`: the bootstrap of one column; :func:`random_seed` / :func:`stream_key`: the
   one seed derivation (an int shared by every metric of a call, then the 64-bit key of the
   random streams); the Poisson bootstrap's one path is
@@ -33,13 +36,14 @@ import warnings
 import numpy as np
 
 from rankereval._utils._choices import CI_METHODS, GEOMETRIC_FLOOR, NAN_FILLS, RESAMPLINGS
-from rankereval.stats._exact import exact_column_sums, exact_mean, poisson_exact
+from rankereval.stats._exact import exact_column_sums, exact_mean, poisson_exact, ratio_mean, weighted_terms
 from rankereval._stack import user_stacklevel
 from rankereval.stats._random import random_seed, rng, stream_key  # noqa: F401  (the seed derivation)
 from rankereval._validation import (  # noqa: F401  (the option checks, one message each)
     MAX_RESAMPLES, OptionError, check_bca_finite, check_choice, check_confidence, check_flag, check_n_resamples,
     check_nan_handling)
-from rankereval.stats._resampling import BootstrapResult, bootstrap_mean, poisson_result
+from rankereval.stats._resampling import (  # noqa: F401  (ratio_influence: the linearised values)
+    BootstrapResult, bootstrap_mean, bootstrap_ratio, poisson_result, ratio_influence)
 
 __all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "fill_undefined", "aggregate",
            "interval",
@@ -244,36 +248,64 @@ def exp_mean(mean):
         return math.inf
 
 
-def aggregate(info, scores):
+def aggregate(info, scores, weights=None):
     """The mean of ``scores`` as the metric's registry entry says (NaN for none, or for a NaN
-    score): the arithmetic mean or the geometric mean of the scores floored at
-    ``GEOMETRIC_FLOOR``; the sums are exact, rounded once."""
+    score): the arithmetic mean, the geometric mean of the scores floored at
+    ``GEOMETRIC_FLOOR``, or the weighted mean ``sum(w * x) / sum(w)`` (``weights``: one per
+    score, required then; :func:`ratio_mean`); the sums are exact, rounded once."""
+    if is_weighted(info):
+        return ratio_mean(scores, need_weights(info, weights, scores))
     if info is not None and info.aggregate == "geometric":
         return from_log_mean(info, exact_mean(floored_log(scores)))
     return exact_mean(scores)
 
 
 def weighted_mean(scores, weights):
-    """The weighted mean (``numpy.average``; NaN for no scores or a zero total weight)."""
+    """The weighted mean (``numpy.average``; NaN for no scores or a zero total weight): the
+    scikit-learn-shaped functions' ``sample_weight``, weights the caller gives."""
     if scores.size == 0 or weights.sum() == 0:
         return float("nan")
     return float(np.average(scores, weights=weights))
 
 
-def interval(scores, opts, rows=None, info=None, random_state=None):
+def is_weighted(info):
+    """Whether the registry entry ``info`` averages its scores weighted by each query's weight."""
+    return info is not None and info.aggregate == "weighted"
+
+
+def need_weights(info, weights, scores):
+    """``weights`` as float64, one per score (a ValueError naming the metric without them)."""
+    if weights is None:
+        raise ValueError(f"{info.name} is a weighted mean over queries (sum(w * x) / sum(w)): "
+                         "it needs the weight of each query, which this call does not have")
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != np.shape(scores):
+        raise ValueError(f"{info.name}: {w.shape[0] if w.ndim else w} query weights for "
+                         f"{np.shape(scores)[0]} scores")
+    return w
+
+
+def interval(scores, opts, rows=None, info=None, random_state=None, weights=None):
     """The bootstrap :class:`~rankereval.bootstrap.BootstrapResult` of the mean of ``scores``
     (after the NaN policy; a NaN score gives the undefined result). ``rows``: the Poisson
     bootstrap's key of each score (None: positions). A geometric mean (``info.aggregate``)
-    resamples the logs and maps the result back with exp. ``random_state`` overrides
-    ``opts.random_state`` (the seed a call shares between its metrics)."""
+    resamples the logs and maps the result back with exp; a weighted one resamples the
+    queries with their weights and takes the ratio of the resampled sums
+    (:func:`~rankereval.stats._resampling.bootstrap_ratio`; ``weights``: one per score).
+    ``random_state`` overrides ``opts.random_state`` (the seed a call shares between its
+    metrics)."""
     if np.isnan(scores).any():  # 'propagate' with NaN scores
         return BootstrapResult.undefined(opts.n_resamples, opts.confidence, opts.method)
+    random_state = opts.random_state if random_state is None else random_state
+    keys = rows if opts.resampling == "poisson" else None
+    if is_weighted(info):
+        return bootstrap_ratio(scores, need_weights(info, weights, scores), n_resamples=opts.n_resamples,
+                               confidence_level=opts.confidence, method=opts.method,
+                               random_state=random_state, resampling=opts.resampling, keys=keys)
     geometric = info is not None and info.aggregate == "geometric"
     result = bootstrap_mean(floored_log(scores) if geometric else scores, n_resamples=opts.n_resamples,
                             confidence_level=opts.confidence, method=opts.method,
-                            random_state=opts.random_state if random_state is None else random_state,
-                            resampling=opts.resampling,
-                            keys=rows if opts.resampling == "poisson" else None)
+                            random_state=random_state, resampling=opts.resampling, keys=keys)
     return result._exp() if geometric else result
 
 
@@ -283,9 +315,14 @@ def geometric_columns(columns):
     return np.array([m.info.aggregate == "geometric" for _, m in columns], dtype=bool)
 
 
+def weighted_columns(columns):
+    """Which ``(name, metric)`` columns average with query weights (``aggregate='weighted'``)."""
+    return np.array([is_weighted(m.info) for _, m in columns], dtype=bool)
+
+
 # -- mergeable partial sums --------------------------------------------------------------------
 def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads=1, geometric=None,
-             moments=False):
+             moments=False, weights=None):
     """What the means and Poisson intervals of a block of per-query scores need, as sums.
 
     ``geometric`` (a bool per column): those columns are summed as floored logarithms (after
@@ -295,6 +332,13 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
     ``hashes`` (query key hashes) it also holds the Poisson bootstrap's per-resample sums,
     shape ``(n_columns, n_resamples)``. ``moments``: also keep the values (in memory only:
     BCa's acceleration needs them, so such partials are not merged).
+
+    ``weights`` (shape of ``scores``, or None): the weight of each query in each column, for
+    the columns of weighted means (the other columns weigh 1, which changes no bit of their
+    sums). Then ``sum`` holds ``sum(w * x)`` and ``wsum`` the exact ``sum(w)`` over the
+    queries kept, and with ``hashes`` ``wsums`` the Poisson bootstrap's per-resample
+    ``sum(p * w)`` beside ``sums`` (``sum(p * w * x)``): a resampled weighted mean is their
+    ratio. Every partition carries both sums, so they merge like the others.
     """
     nan = np.isnan(scores)
     used = ~nan
@@ -305,6 +349,10 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
     if geometric is not None and geometric.any():
         x = np.array(x, dtype=np.float64)
         x[:, geometric] = floored_log(x[:, geometric])
+    values = x
+    if weights is not None:
+        w = np.where(used, weights, 0.0)
+        x = weighted_terms(x, w)
     filled = np.where(used, x, 0.0)
     part = {
         "n": np.int64(scores.shape[0]),
@@ -312,13 +360,18 @@ def partials(scores, nan_handling, hashes=None, seed=0, n_resamples=0, n_threads
         "n_used": (used.sum(axis=0) if nan_handling == "drop"
                    else np.full(scores.shape[1], scores.shape[0])),
         "sum": exact_column_sums(filled),
-        "min": np.where(used, x, np.inf).min(axis=0, initial=np.inf),
-        "max": np.where(used, x, -np.inf).max(axis=0, initial=-np.inf),
+        "min": np.where(used, values, np.inf).min(axis=0, initial=np.inf),   # of the scores, not of w * x
+        "max": np.where(used, values, -np.inf).max(axis=0, initial=-np.inf),
     }
+    if weights is not None:
+        part["wsum"] = exact_column_sums(w)
     if hashes is not None:
+        if weights is not None:
+            x = np.where(used, x, np.nan)  # unused queries take no part in the resamples
+            part["wsums"] = poisson_exact(np.where(used, w, np.nan), hashes, seed, n_resamples, n_threads)[0]
         part["sums"], part["weights"] = poisson_exact(x, hashes, seed, n_resamples, n_threads)
     if moments:
-        part["_values"] = (x, used)
+        part["_values"] = (values, used, None if weights is None else w)
     return part
 
 
@@ -345,7 +398,13 @@ def summarise(part, columns, nan_handling, n_boot=None, conf=None, method="perce
     means, intervals, n_used, n_undefined, notes = {}, {}, {}, {}, []
     total = part["sum"].to_float()
     sums = part["sums"].to_float() if "sums" in part else None
+    wtotal = part["wsum"].to_float() if "wsum" in part else None
+    wsums = part["wsums"].to_float() if "wsums" in part else None
     for j, (col, m) in enumerate(columns):
+        weighted = is_weighted(m.info)
+        if weighted and wtotal is None:
+            raise ValueError(f"metric {col!r} is a weighted mean over queries: its partial sums need "
+                             "the sums of the query weights (partials(..., weights=...))")
         n_undefined[col] = int(part["n_undefined"][j])
         n_used[col] = int(part["n_used"][j])
         undefined = nan_handling == "propagate" and n_undefined[col] > 0
@@ -353,7 +412,8 @@ def summarise(part, columns, nan_handling, n_boot=None, conf=None, method="perce
             notes.append(m._undefined_message(n_undefined[col], int(part["n"]), label=col))
         elif nan_handling == "drop" and n_undefined[col] and n_undefined[col] == int(part["n"]):
             notes.append(m._all_undefined_message(n_undefined[col], label=col))
-        mean = float("nan") if undefined or not n_used[col] else float(total[j]) / n_used[col]
+        den = float(wtotal[j]) if weighted else n_used[col]
+        mean = float("nan") if undefined or not n_used[col] or not den else float(total[j]) / den
         geometric = m.info.aggregate == "geometric"  # the sums are of floored logs (partials)
         means[col] = from_log_mean(m.info, mean)
         if "sums" in part:
@@ -363,12 +423,16 @@ def summarise(part, columns, nan_handling, n_boot=None, conf=None, method="perce
                 moments = None
                 constant = part["min"][j] == part["max"][j]
                 if method == "bca" and not constant:
-                    x, used = part["_values"]
+                    x, used, w = part["_values"]
                     v = np.ascontiguousarray(x[used[:, j], j])
                     check_bca_finite(v)
-                    moments = _bootstrap.centred_moments(v, mean) + (v.shape[0],)
-                res = poisson_result(sums[j], part["weights"][j], mean, constant, n_boot, conf,
-                                     method, moments)
+                    if weighted:  # the linearised values of the ratio (their mean is 0)
+                        moments = _bootstrap.centred_moments(
+                            ratio_influence(v, w[used[:, j], j], mean), 0.0) + (v.shape[0],)
+                    else:
+                        moments = _bootstrap.centred_moments(v, mean) + (v.shape[0],)
+                res = poisson_result(sums[j], wsums[j] if weighted else part["weights"][j], mean, constant,
+                                     n_boot, conf, method, moments)
                 if geometric:
                     res = res._exp()
             intervals[col] = res.confidence_interval

@@ -12,7 +12,7 @@ import numpy as np
 
 import rankereval.stats._bootstrap as _bootstrap
 
-__all__ = ["ExactSum", "exact_mean", "poisson_sums"]
+__all__ = ["ExactSum", "exact_mean", "ratio_mean", "poisson_sums"]
 
 _LIMBS = _bootstrap.EXACT_LIMBS_
 _HALF = np.int64(1 << 31)
@@ -142,6 +142,23 @@ def exact_mean(scores):
     if np.isnan(scores).any():
         return float("nan")
     return float(exact_column_sums(scores.reshape(-1, 1)).to_float()[0]) / scores.size
+
+
+def weighted_terms(scores, weights):
+    """``w * x`` of each query, 0 where the weight is 0 (whatever ``x``): the terms of the
+    numerator of a weighted mean, the same bits in every entry point."""
+    with np.errstate(invalid="ignore"):
+        return np.where(weights == 0.0, 0.0, weights * scores)
+
+
+def ratio_mean(scores, weights):
+    """``sum(w * x) / sum(w)``, each sum exact and rounded once (the weighted mean of every
+    entry point); NaN for no scores, a NaN score or a zero total weight."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if not scores.size or np.isnan(scores).any():
+        return float("nan")
+    sums = exact_column_sums(np.column_stack([weighted_terms(scores, weights), weights])).to_float()
+    return float(sums[0]) / float(sums[1]) if sums[1] != 0 else float("nan")
 
 
 def poisson_exact(x, keys, seed, n_resamples, n_threads=1):

@@ -35,25 +35,36 @@ def competition_ranks(values, higher):
     return 1 + (v[..., None, :] > v[..., :, None]).sum(axis=-1)
 
 
-def resampled_means(seed_scores, groups, n_resamples, rng):
+def resampled_means(seed_scores, groups, n_resamples, rng, weights=None):
     """Bootstrap means of each system, (B, R): queries resampled (paired), then seeds.
 
     ``seed_scores``: (n, S) per-query scores of every run (no NaN); ``groups``: for each
     system, the column indices of its runs. The queries come from the package's paired
     bootstrap kernel (``_compare.bootstrap_sums``, one key drawn from ``rng`` first); then
     per resample and system the seeds are drawn with replacement from ``rng``. A system with
-    one run, or identical runs, gets exactly the query-only bootstrap mean.
+    one run, or identical runs, gets exactly the query-only bootstrap mean. ``weights`` (n,):
+    the query weights of a weighted mean (GAUC); each resampled run mean is then the ratio of
+    the resample's sums, ``sum(c w x) / sum(c w)`` (``c``: the draws of each query).
     """
     import rankereval.stats._compare as _compare
     from rankereval._threads import effective_n_threads
 
     # the paired bootstrap of compare (``compare._bootstrap_means``): centred columns, one
     # 64-bit key, the same rows for every column
-    centre = seed_scores.mean(axis=0)
-    block = np.ascontiguousarray(seed_scores - centre)
+    if weights is None:
+        centre = seed_scores.mean(axis=0)
+        block = np.ascontiguousarray(seed_scores - centre)
+    else:
+        centre = weighted_means(seed_scores, weights)
+        block = np.ascontiguousarray(np.column_stack([weights[:, None] * (seed_scores - centre), weights]))
     key = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
     sums = _compare.bootstrap_sums(block, n_resamples, key, effective_n_threads(block.size * n_resamples))
-    per_seed = centre + sums / seed_scores.shape[0]                       # (B, S)
+    if weights is None:
+        per_seed = centre + sums / seed_scores.shape[0]                   # (B, S)
+    else:
+        den = sums[:, -1:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_seed = centre + np.where(den > 0, sums[:, :-1] / np.where(den > 0, den, 1.0), 0.0)
     out = np.empty((n_resamples, len(groups)))
     for r, cols in enumerate(groups):
         block = per_seed[:, cols]
@@ -64,6 +75,13 @@ def resampled_means(seed_scores, groups, n_resamples, rng):
         # first run + the mean deviation of the drawn runs from it: exact for identical runs
         out[:, r] = block[:, 0] + (counts * (block - block[:, :1])).sum(axis=1) / len(cols)
     return out
+
+
+def weighted_means(scores, weights):
+    """``sum(w x) / sum(w)`` of each column of ``scores`` (n, S), exact sums (the engine's)."""
+    from rankereval.stats._exact import ratio_mean
+
+    return np.array([ratio_mean(scores[:, j], weights) for j in range(scores.shape[1])])
 
 
 def seed_mean(x, axis):
@@ -126,9 +144,14 @@ def leaderboard(cmp, m, n_resamples, rng):
         raise ValueError(f"metric {cmp.metrics[m]!r} has no query where every run's score is defined "
                          "(no leaderboard; with nan_handling='propagate' a single undefined score "
                          "makes the metric's results NaN)")
-    boot = resampled_means(per_seed, groups, n_resamples, rng)
-    means = np.array([seed_mean(per_seed[:, g].mean(axis=0), 0) if len(g) > 1
-                      else per_seed[:, g[0]].mean() for g in groups])
+    weighted = cmp.weighted is not None and cmp.weighted[m]
+    weights = np.ascontiguousarray(cmp.query_weights[rows, m], dtype=np.float64) if weighted else None
+    if weighted and not weights.sum() > 0:
+        raise ValueError(f"metric {cmp.metrics[m]!r} is a weighted mean whose queries weigh 0 in all "
+                         "(no leaderboard)")
+    boot = resampled_means(per_seed, groups, n_resamples, rng, weights)
+    run_means = weighted_means(per_seed, weights) if weighted else per_seed.mean(axis=0)
+    means = np.array([seed_mean(run_means[g], 0) if len(g) > 1 else run_means[g[0]] for g in groups])
     rank, low, high, p_best = rank_intervals(means, boot, higher, cmp.alpha)
     level = cmp.alpha / 2.0
     mean_low, mean_high = np.quantile(boot, [level, 1.0 - level], axis=0)

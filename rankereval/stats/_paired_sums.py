@@ -42,11 +42,18 @@ from rankereval.stats._outcomes import _run_means as run_means
 
 
 def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test, seeds,
-             n_resamples, ci_resamples):
+             n_resamples, ci_resamples, weights=None):
     """The sums of one block of queries.
 
     ``scores``: (n, n_metrics, n_runs) per-query scores of the block's queries, ``keys`` their
     query ids; ``seeds``: (sign flips, Poisson weights) keys. A dict of arrays.
+
+    ``weights`` (n, n_metrics), the query weights of the weighted means (GAUC; 1 elsewhere),
+    or None: then the block also holds, exactly, per column ``sum(w)``, ``sum(w d)``,
+    ``sum(w^2 d^2)``, ``sum(w^2 d)``, ``sum(w^2)`` and ``sum(|w d|)`` (``w_sums``: the
+    difference of the weighted means and its delta-method variance), the weighted run means'
+    sums (``w_score_sums``, ``w_counts``), the keyed sign flips of ``w d`` and the Poisson
+    per-resample sums of the first five (``wp_sums``: the resampled ratios).
     """
     scores, valid, undefined, _, _, pairs, diffs = _prepare(scores, nan_handling, metric_objs,
                                                             run_names, baseline)
@@ -76,7 +83,55 @@ def partials(scores, keys, nan_handling, metric_objs, run_names, baseline, test,
         if test == "permutation":
             part["flips"] = _bootstrap.keyed_sign_sums(np.ascontiguousarray(d0), hashes, seeds[0],
                                                        n_resamples)
+    if weights is not None:
+        _weighted_partials(part, scores, valid, diffs, used, weights, len(pairs), keys, test, seeds,
+                           n_resamples, ci_resamples)
     return part
+
+
+def _weighted_terms(diffs, used, w):
+    """The columns ``w, w d, w^2 d^2, w^2 d, w^2, |w d|`` of the used differences (0 elsewhere)."""
+    w = np.where(used, w, 0.0)
+    d = np.where(used, diffs, 0.0)
+    wd = w * d
+    return [w, wd, wd * wd, w * wd, w * w, np.abs(wd)]
+
+
+def _weighted_partials(part, scores, valid, diffs, used, weights, n_pairs, keys, test, seeds, n_resamples,
+                       ci_resamples):
+    from rankereval.stats._exact import exact_column_sums, weighted_terms
+
+    wcols = np.repeat(weights, n_pairs, axis=1)                    # (n, C): column m * P + j
+    terms = _weighted_terms(diffs, used, wcols)
+    part["w_sums"] = exact_column_sums(np.hstack(terms))
+    n_q, n_metrics, n_runs = scores.shape
+    w3 = np.where(valid, weights, 0.0)[:, :, None]
+    x = np.where(valid[:, :, None], weighted_terms(np.where(valid[:, :, None], scores, 0.0), w3), 0.0)
+    total = exact_column_sums(x.reshape(n_q, n_metrics * n_runs))
+    total.limbs = total.limbs.reshape((total.limbs.shape[0], n_metrics, n_runs))
+    total.inf = total.inf.reshape(n_metrics, n_runs)
+    part["w_score_sums"] = total
+    part["w_counts"] = exact_column_sums(w3[:, :, 0])
+    if test != "t":
+        hashes = query_key_hashes(keys, n_q)
+        nan = ~used
+        x = np.ascontiguousarray(np.hstack([np.where(nan, np.nan, t) for t in terms[:5]]))
+        part["wp_sums"] = poisson_exact(x, hashes, seeds[1], ci_resamples)[0]
+        if test == "permutation":
+            part["w_flips"] = _bootstrap.keyed_sign_sums(np.ascontiguousarray(terms[1]), hashes, seeds[0],
+                                                         n_resamples)
+
+
+def weighted_run_means(total, means, weighted):
+    """``means`` (n_metrics, n_runs) with the weighted metrics' (``weighted``: a bool per metric)
+    ``sum(w x) / sum(w)`` from the merged sums."""
+    if "w_sums" not in total:
+        return means
+    num = total["w_score_sums"].to_float()
+    den = total["w_counts"].to_float()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(den[:, None] > 0, num / np.where(den > 0, den, 1.0)[:, None], np.nan)
+    return np.where(np.asarray(weighted)[:, None], ratio, means)
 
 
 def merge(a, b):
@@ -103,8 +158,54 @@ def moments(total):
     return n, mean, np.where(n >= 2, sd, np.nan)
 
 
-def summarise(total, test, alternative, alpha, n_resamples):
-    """``(n, mean, sd, p, ci_low, ci_high)`` per column from the merged sums."""
+def summarise(total, test, alternative, alpha, n_resamples, weighted=None):
+    """``(n, mean, sd, p, ci_low, ci_high)`` per column from the merged sums. ``weighted``: a
+    bool per column, the columns of weighted means (:func:`_weighted_summary`)."""
+    out = _summarise(total, test, alternative, alpha, n_resamples)
+    if weighted is None or not np.any(weighted) or "w_sums" not in total:
+        return out
+    mine = _weighted_summary(total, test, alternative, alpha, n_resamples)
+    return tuple(np.where(weighted, b, a) for a, b in zip(out, mine))
+
+
+def _weighted_summary(total, test, alternative, alpha, n_resamples):
+    """The statistics of every column as a difference of weighted means ``D = sum(w d) /
+    sum(w)``: the t-test of the delta-method standard error ``(n / W) sqrt(sum(w^2 (d - D)^2)
+    / (n - 1)) / sqrt(n)`` (compare's linearised values), the sign flips of ``w d``, and the
+    Poisson bootstrap of the ratio (percentile interval; bootstrap-t with each resample's
+    delta-method standard error)."""
+    n = total["n"]
+    c = n.shape[0]
+    s = total["w_sums"].to_float().reshape(6, c)
+    w, wd, q2, q1, q0, absolute = s
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(w > 0, wd / w, np.nan)
+        spread = np.maximum(q2 - 2.0 * mean * q1 + mean * mean * q0, 0.0)
+        sd = n / w * np.sqrt(spread / (n - 1))
+    sd = np.where((n >= 2) & (w > 0), sd, np.nan)
+    n = np.where(w > 0, n, 0)
+    if test == "t":
+        p, low, high = _t_from_moments(n, mean, sd, alternative, alpha)
+        return n, mean, sd, p, low, high
+    ps = total["wp_sums"].to_float()                                  # (5 C, B)
+    p2, p1, p3, p4, p5 = (ps[k * c:(k + 1) * c] for k in range(5))   # w, w d, w^2 d^2, w^2 d, w^2
+    drawn = total["p_weights"][:c]                                    # queries drawn per resample
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(p2 > 0, p1 / np.where(p2 > 0, p2, 1.0), mean[:, None])
+    low, high = _percentile_ci(ratio.T, alternative, alpha)
+    if test == "permutation":
+        tol = _tolerance(n, absolute)
+        count = _count_extreme(total["w_flips"], wd, tol, alternative)
+        p = np.where(n > 0, (count + 1.0) / (n_resamples + 1.0), np.nan)
+        return n, mean, sd, p, low, high
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = drawn * (p3 - 2.0 * ratio * p4 + ratio * ratio * p5) / ((drawn - 1.0) * p2 * p2)
+        t_null = ((ratio - mean[:, None]) / np.sqrt(np.maximum(var, 0.0))).T
+    t_null = np.where(np.isfinite(t_null) & (sd > 0)[None, :], t_null, 0.0)
+    return n, mean, sd, _bootstrap_p(t_null, n, mean, sd, alternative), low, high
+
+
+def _summarise(total, test, alternative, alpha, n_resamples):
     n, mean, sd = moments(total)
     if test == "t":
         p, low, high = _t_from_moments(n, mean, sd, alternative, alpha)

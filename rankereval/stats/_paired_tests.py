@@ -114,7 +114,56 @@ def _permutation_test(d, alternative, n_resamples, seed):
     return np.where(n > 0, (count + 1.0) / (n_resamples + 1.0), np.nan)
 
 
-def _bootstrap_means(d, n_resamples, rng, studentized=False):
+def _weighted(weights, n_cols):
+    """Which difference columns are of weighted means (their ``weights`` column is not NaN)."""
+    if weights is None:
+        return np.zeros(n_cols, dtype=bool)
+    return ~np.isnan(weights).all(axis=0)
+
+
+def _ratio(d, w):
+    """Per column, ``sum(w d) / sum(w)`` over the rows where ``d`` is not NaN (exact sums,
+    rounded once, as the means of the engine); NaN for a zero total weight."""
+    from rankereval.stats._exact import exact_column_sums, weighted_terms
+
+    valid = ~np.isnan(d)
+    w0 = np.where(valid, w, 0.0)
+    num = exact_column_sums(np.where(valid, weighted_terms(np.where(valid, d, 0.0), w0), 0.0)).to_float()
+    den = exact_column_sums(w0).to_float()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _linearised(d, weights):
+    """The paired tests' inputs for the columns of weighted means (``weights``: the weight of
+    each query in each column, NaN in the columns of unweighted means; None: none).
+
+    Returns ``(pseudo, flips, ratio)``, each (n, C) but ``ratio`` (C,): ``ratio`` is the
+    difference of the weighted means ``D = sum(w d) / sum(w)``; ``flips`` the scaled
+    differences ``u = (w / mean(w)) d``, whose mean is ``D`` at any signs of the queries (the
+    randomization test flips ``w d`` with the total weight fixed); ``pseudo`` the linearised
+    (delta-method) values ``D + (w / mean(w)) (d - D)``, whose mean is ``D`` and whose variance
+    over ``n`` is the delta-method variance of ``D`` (the t-test's input). The columns of
+    unweighted means are ``d`` in both; a column with total weight 0 is all NaN (not compared).
+    """
+    weighted = _weighted(weights, d.shape[1])
+    if not weighted.any():
+        return d, d, None
+    valid = ~np.isnan(d)
+    w = np.where(valid & weighted, np.nan_to_num(weights, nan=0.0), 0.0)
+    n = valid.sum(axis=0)
+    ratio = _ratio(np.where(weighted, d, np.nan), np.where(weighted, w, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = w / (w.sum(axis=0) / np.maximum(n, 1))
+        flips = np.where(weighted, scale * d, d)
+        pseudo = np.where(weighted, ratio + scale * (d - ratio), d)
+    dead = weighted & np.isnan(ratio)
+    flips[:, dead] = np.nan
+    pseudo[:, dead] = np.nan
+    return pseudo, flips, np.where(weighted, ratio, np.nan)
+
+
+def _bootstrap_means(d, n_resamples, rng, studentized=False, weights=None):
     """Bootstrap means (and t statistics) of each column's differences (NaN: not in it).
 
     Returns ``(means, t)``, both (B, C): the mean of each resample, and with
@@ -123,10 +172,17 @@ def _bootstrap_means(d, n_resamples, rng, studentized=False):
     over the rows per resample (with their squares as extra columns when studentized), and
     each such group gets its own 64-bit key from ``rng``. The differences are centred first
     (the null of the test, and no cancellation in the sums of squares).
+
+    ``weights`` (n, C), NaN in the columns of unweighted means: a weighted column's resampled
+    statistic is the ratio ``sum(c w d) / sum(c w)`` of the resample's sums (``c``: how often
+    each query is drawn; never a fixed denominator), and its t statistic divides by the
+    resample's delta-method standard error, ``sqrt(n sum(c w^2 (d - R*)^2) / ((n - 1)
+    sum(c w)^2))``, from the sums of ``w^2 d'^2``, ``w^2 d'`` and ``w^2`` (``d'``: centred).
     """
     import rankereval.stats._compare as _compare
 
     valid = ~np.isnan(d)
+    weighted = _weighted(weights, d.shape[1])
     means = np.full((n_resamples, d.shape[1]), np.nan)
     t = np.full((n_resamples, d.shape[1]), np.nan) if studentized else None
     groups = {}
@@ -138,19 +194,44 @@ def _bootstrap_means(d, n_resamples, rng, studentized=False):
         seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
         if n == 0:
             continue
-        sub = d[np.ix_(rows, cols)]
-        centre = sub.mean(axis=0)
-        centred = sub - centre
-        block = np.hstack([centred, centred * centred]) if studentized else centred
-        block = np.ascontiguousarray(block)
+        ratio_cols = [c for c in cols if weighted[c]]
+        cols = [c for c in cols if not weighted[c]]
+        blocks = []
+        if cols:
+            sub = d[np.ix_(rows, cols)]
+            centre = sub.mean(axis=0)
+            centred = sub - centre
+            blocks += [centred, centred * centred] if studentized else [centred]
+        if ratio_cols:
+            w = weights[np.ix_(rows, ratio_cols)]
+            sub = d[np.ix_(rows, ratio_cols)]
+            r_centre = _ratio(sub, w)
+            c = sub - r_centre
+            blocks += [w * c, w] + ([w * w * c * c, w * w * c, w * w] if studentized else [])
+        block = np.ascontiguousarray(np.hstack(blocks))
         sums = _compare.bootstrap_sums(block, n_resamples, seed, _threads(block.size * n_resamples))
-        shift = sums[:, :len(cols)] / n                      # mean* - mean
-        means[:, cols] = centre + shift
-        if studentized:
+        if cols:
+            shift = sums[:, :len(cols)] / n                      # mean* - mean
+            means[:, cols] = centre + shift
+            if studentized:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    var = (sums[:, len(cols):2 * len(cols)] - n * shift * shift) / (n - 1)
+                    stat = shift / np.sqrt(np.maximum(var, 0.0) / n)
+                t[:, cols] = np.where(np.isnan(stat), 0.0, stat)   # 0/0: a resample of one value
+        if ratio_cols:
+            q = len(ratio_cols)
+            s = sums[:, (2 if studentized else 1) * len(cols):]
+            s1, s2 = s[:, :q], s[:, q:2 * q]
             with np.errstate(invalid="ignore", divide="ignore"):
-                var = (sums[:, len(cols):] - n * shift * shift) / (n - 1)
-                stat = shift / np.sqrt(np.maximum(var, 0.0) / n)
-            t[:, cols] = np.where(np.isnan(stat), 0.0, stat)   # 0/0: a resample of one value
+                shift = np.where(s2 > 0, s1 / np.where(s2 > 0, s2, 1.0), 0.0)   # R* - R
+                means[:, ratio_cols] = r_centre + shift
+                if studentized:
+                    s3, s4, s5 = s[:, 2 * q:3 * q], s[:, 3 * q:4 * q], s[:, 4 * q:]
+                    var = n * (s3 - 2.0 * shift * s4 + shift * shift * s5) / ((n - 1) * s2 * s2)
+                    stat = shift / np.sqrt(np.maximum(var, 0.0))
+            if studentized:
+                t[:, ratio_cols] = np.where(np.isfinite(stat), stat, 0.0)
+            means[:, ratio_cols] = np.where(np.isnan(r_centre), np.nan, means[:, ratio_cols])
     return means, t
 
 

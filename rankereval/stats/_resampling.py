@@ -42,7 +42,7 @@ import numpy as np
 
 import rankereval.stats._bootstrap as _bootstrap
 from rankereval._utils._choices import CI_METHODS as METHODS, RESAMPLINGS
-from rankereval.stats._exact import exact_mean, poisson_sums
+from rankereval.stats._exact import exact_mean, poisson_sums, ratio_mean, weighted_terms
 from rankereval.stats._random import rng as _rng, stream_key as _seed  # noqa: F401  (the one seed derivation)
 from rankereval._threads import effective_n_threads
 from rankereval._validation import (  # noqa: F401  (MAX_RESAMPLES: the bound, importable from here)
@@ -483,6 +483,62 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
         probabilities = ((1.0 - confidence_level) / 2.0, (1.0 + confidence_level) / 2.0)
     interval, standard_error = _interval(distribution, probabilities)
     return result(mean, interval, distribution, standard_error)
+
+
+def ratio_influence(scores, weights, mean):
+    """The linearised (delta-method) values of a weighted mean ``R = sum(w x) / sum(w)``:
+    ``(w_i / mean(w)) * (x_i - R)``. Their mean is 0, their variance over ``n`` is the
+    delta-method variance of ``R``, and their skewness gives BCa's acceleration for ``R``
+    (the empirical influence values, as the jackknife values give it for a mean)."""
+    w = np.asarray(weights, dtype=np.float64)
+    return np.ascontiguousarray(w / (w.sum() / w.shape[0]) * (np.asarray(scores, dtype=np.float64) - mean))
+
+
+def bootstrap_ratio(scores, weights, *, n_resamples=1000, confidence_level=0.95, method="percentile",
+                    random_state=None, resampling="multinomial", keys=None):
+    """Bootstrap of a weighted mean ``R = sum(w x) / sum(w)``: each resample draws the queries
+    (with their weights) and takes the ratio of its two sums, ``sum(c w x) / sum(c w)`` (``c``:
+    how often each query is drawn, multinomial or Poisson(1) as in :func:`bootstrap_mean`), so
+    that the spread of the denominator enters the interval. A resample whose drawn weights sum
+    to 0 counts as ``R``. ``R`` is the exact ratio of :func:`rankereval.stats._engine.ratio_mean`;
+    BCa's acceleration comes from :func:`ratio_influence`. Same options and degenerate cases as
+    :func:`bootstrap_mean` (no scores, or a zero total weight: the undefined result)."""
+    import rankereval.stats._compare as _compare
+
+    n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
+    resampling = _check_resampling(resampling)
+    x = _scores(scores)
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != x.shape or not np.isfinite(w).all() or (w.size and w.min() < 0):
+        raise ValueError(f"weights must hold one finite, non-negative weight per score ({x.shape[0]}), "
+                         f"got shape {w.shape}")
+    rng = _rng(random_state)
+    n = x.shape[0]
+    if resampling == "poisson":
+        hashes = query_key_hashes(keys, n)
+    elif keys is not None:
+        raise ValueError("keys are only used with resampling='poisson'")
+    mean = ratio_mean(x, w)
+    if n == 0 or math.isnan(mean):
+        return BootstrapResult.undefined(n_resamples, confidence_level, method)
+    if (x == x[0]).all():  # every resampled ratio is the value: (mean, mean), as the merged sums give
+        return poisson_result(None, None, mean, True, n_resamples, confidence_level, method)
+    if method == "bca":
+        check_bca_finite(x)
+    moments = None
+    if method == "bca":
+        moments = _bootstrap.centred_moments(ratio_influence(x, w, mean), 0.0) + (n,)
+    terms = np.column_stack([weighted_terms(x, w), w])
+    threads = max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD))
+    if resampling == "poisson":
+        sums, _ = poisson_sums(terms, hashes, _seed(rng), n_resamples, n_threads=threads)
+        numerators, denominators = sums[0], sums[1]
+    else:
+        seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
+        sums = _compare.bootstrap_sums(np.ascontiguousarray(terms), n_resamples, seed, threads)
+        numerators, denominators = sums[:, 0], sums[:, 1]
+    return poisson_result(numerators, denominators, mean, False, n_resamples, confidence_level, method,
+                          moments)
 
 
 def _interval(distribution, probabilities):
