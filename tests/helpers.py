@@ -50,6 +50,28 @@ def all_metrics(cutoffs=(1, 3, 10), partitioned=False):
     return out
 
 
+def item_input_metrics(n_items, seed=0):
+    """{column: metric} of every beyond-accuracy metric whose inputs are indexed by item id
+    (popularity, long-tail items as ids and as a mask, dense and sparse item features), over
+    item ids ``0 .. n_items - 1``: the metrics whose inputs must follow data that number
+    their items apart (``TrecData.doc_ids``, Dask and Spark partitions)."""
+    import scipy.sparse as sp
+
+    from rankereval import AveragePopularity, IntraListDiversity, Novelty, TailShare
+
+    rng = np.random.default_rng(seed)
+    popularity = rng.uniform(0.01, 1.0, n_items)
+    features = rng.normal(size=(n_items, 5))
+    tail = rng.choice(n_items, size=n_items // 3, replace=False)
+    mask = np.zeros(n_items, dtype=bool)
+    mask[tail] = True
+    return {"novelty@3": Novelty(3, popularity), "epc@3": Novelty(3, popularity, "complement"),
+            "arp@5": AveragePopularity(5, popularity * 100), "tail_ids@3": TailShare(3, tail),
+            "tail_mask@3": TailShare(3, mask), "ild@4": IntraListDiversity(4, features),
+            "ild_sparse@4": IntraListDiversity(4, sp.csr_matrix(features * (rng.random(features.shape) < 0.7)
+                                                                + np.eye(n_items, 5)))}
+
+
 def needs_judged(metric):
     """Whether a metric object needs labels with judgments (its registry entry says so, or
     RBP's residual, which counts the unjudged items)."""

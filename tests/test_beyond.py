@@ -21,7 +21,7 @@ from rankereval import (AveragePopularity, BinaryLabels, CatalogCoverage, Distri
                         long_tail_items, popularity_from)
 from rankereval.metrics import SystemMetric, from_name, metric_names
 from rankereval.metrics._base import _registered
-from helpers import close, ranked
+from helpers import close, item_input_metrics, ranked
 
 N_ITEMS = 12
 
@@ -458,3 +458,63 @@ def test_cli_system_level_metrics(capsys):
     assert main(["metrics"]) == 0
     listing = capsys.readouterr().out
     assert "coverage@k" in listing and "needs popularity: Python API only" in listing
+
+
+# -- item-indexed inputs over data read from frames or files (TrecData numbers its items) --
+def _frames(kind=int):
+    """Labels and run whose item ids are the user's (ints 0..12, or the same as strings)."""
+    import pandas as pd
+
+    item = kind
+    qrels = pd.DataFrame({"query": ["a", "a", "b", "c", "c"], "item": [item(7), item(3), item(5), item(12), item(1)],
+                          "label": [1, 1, 1, 1, 1]})
+    run = pd.DataFrame({"query": ["a", "a", "a", "a", "b", "b", "c"],
+                        "item": [item(7), item(9), item(2), item(0), item(5), item(3), item(12)],
+                        "score": [4.0, 3.0, 2.0, 1.0, 2.0, 1.0, 1.0]})
+    order = {"a": [7, 9, 2, 0], "b": [5, 3], "c": [12]}
+    return qrels, run, order
+
+
+def test_item_inputs_follow_the_numbering_of_data_read_from_frames():
+    """Novelty, ARP, TailShare and ILD on a TrecData equal the same metrics on rankings of the
+    user's own item ids: their inputs are indexed by those ids, whatever numbering the reader
+    gives its items (an item only in the labels may be outside an input)."""
+    from rankereval.io import from_dataframes
+
+    qrels, run, order = _frames()
+    data = from_dataframes(qrels, run)
+    assert list(data.doc_ids) != list(range(len(data.doc_ids)))  # the reader renumbers
+    metrics = item_input_metrics(13)
+    got = evaluate(data, metrics, nan_handling="drop").scores
+    direct = Rankings.from_ranked_indices([order[q] for q in data.query_ids])
+    want = np.column_stack([m.score(None, direct) for m in metrics.values()])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+    # compare: each run read on its own numbers its items apart
+    other = run.assign(score=-run["score"])
+    cmp = rankereval.compare(None, {"A": data, "B": from_dataframes(qrels, other)}, metrics)
+    flipped = Rankings.from_ranked_indices([order[q][::-1] for q in data.query_ids])
+    rows = [list(data.query_ids).index(q) for q in cmp.query_ids]
+    np.testing.assert_allclose(cmp.scores[:, :, 1], np.column_stack(
+        [m.score(None, flipped) for m in metrics.values()])[rows], rtol=0, atol=1e-15)
+
+
+def test_item_inputs_over_renumbered_data_refuse_what_cannot_follow():
+    from rankereval import Serendipity
+    from rankereval.io import from_dataframes
+
+    qrels, run, _ = _frames()
+    data = from_dataframes(qrels, run)
+    # item 12 is ranked: outside a popularity of 10 items, as a ranking of it would be
+    with pytest.raises(ValueError, match="item id 12 is outside the popularity of Novelty"):
+        evaluate(data, [Novelty(2, np.full(10, 0.5))])
+    # only in the labels: never looked up
+    short = run[run["item"] != 12]
+    ev = evaluate(from_dataframes(qrels, short, missing="empty"), [Novelty(2, np.full(12, 0.5))],
+                  nan_handling="drop")
+    assert ev.means["novelty@2"] == 1.0
+    s_qrels, s_run, _ = _frames(kind=lambda i: f"d{i}")
+    with pytest.raises(ValueError, match="item ids are not integers.*data.doc_ids"):
+        evaluate(from_dataframes(s_qrels, s_run), [Novelty(2, np.full(13, 0.5))])
+    history = BinaryLabels.from_positive_indices([[1]])
+    with pytest.raises(ValueError, match="cannot follow the item numbering"):
+        evaluate(data, [Serendipity(2, history, np.eye(13), relevance="ones")])

@@ -23,7 +23,7 @@ import dask.dataframe as dd  # noqa: E402
 import rankereval  # noqa: E402
 import rankereval.dask as rd  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from helpers import all_metrics, assert_same_evaluation  # noqa: E402
+from helpers import all_metrics, assert_same_evaluation, item_input_metrics  # noqa: E402
 
 B = 200
 
@@ -472,3 +472,24 @@ def test_drop_warns_when_a_metric_is_undefined_everywhere(client, frames):
     with pytest.warns(rankereval.UndefinedMetricWarning, match=r"p@3\[rel=99\] is undefined \(NaN\) for all"):
         ev = rd.evaluate(dl, dr, ["p@3[rel=99]", "p@3"], nan_handling="drop").compute()
     assert np.isnan(ev.means["p@3[rel=99]"]) and not np.isnan(ev.means["p@3"])
+
+
+def test_item_inputs_follow_each_partitions_numbering(client, frames):
+    """Novelty, ARP, TailShare and ILD read their inputs by the user's item ids: each
+    partition of frames numbers its items apart, and the inputs follow it (as in memory, where
+    a TrecData does too), bit for bit; the rankings of the user's ids give the same scores."""
+    labels, run = frames
+    metrics = item_input_metrics(30, seed=3)
+    assign, n = PARTITIONINGS["scattered"]
+    dl, dr = partitioned(labels, run, assign, n)
+    opts = dict(conf_interval=True, random_state=4, nan_handling="drop")
+    got = compute(rd.evaluate(dl, dr, metrics, n_resamples=B, **opts), scores=True)
+    data = from_dataframes(labels, run)
+    want = rankereval.evaluate(data, metrics, resampling="poisson", n_resamples=B, **opts)
+    assert_same(got, want)
+    doc = np.asarray(data.doc_ids)
+    r = data.rankings
+    direct = rankereval.Rankings.from_ranked_indices(
+        [doc[r.indices[i, :r.lengths[i]]].tolist() for i in range(r.n_rows)])
+    np.testing.assert_allclose(want.scores, np.column_stack([m.score(None, direct) for m in metrics.values()]),
+                               rtol=0, atol=1e-15)

@@ -19,7 +19,7 @@ pa = pytest.importorskip("pyarrow")
 
 import rankereval  # noqa: E402
 from rankereval.io import from_dataframes  # noqa: E402
-from helpers import all_metrics, assert_same_evaluation  # noqa: E402
+from helpers import all_metrics, assert_same_evaluation, item_input_metrics  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -394,3 +394,12 @@ def test_local_master_whose_workers_cannot_import_rankereval(spark, monkeypatch)
     with pytest.raises(RuntimeError, match="starts its Python workers with .*cannot import rankereval.*"
                                            "Set PYSPARK_PYTHON"):
         rs.evaluate(sl, sr, ["ndcg@3"])
+
+
+def test_item_inputs_follow_each_partitions_numbering(frames):
+    """Each Spark partition of the long layout numbers its items apart; the item-indexed
+    inputs of Novelty, ARP, TailShare and ILD follow it, as in memory (bit for bit)."""
+    labels, run, sl, sr = frames
+    metrics = item_input_metrics(30, seed=5)
+    opts = dict(conf_interval=True, random_state=6, nan_handling="drop")
+    assert_same(on_spark(sl, sr, metrics, npartitions=4, **opts), in_memory(labels, run, metrics, **opts))

@@ -20,6 +20,7 @@ from rankereval.stats._engine import partials as _partials, summarise as _summar
 from rankereval.evaluation._columns import check_relevance_level, metric_columns as _metric_columns
 from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
 from rankereval.evaluation._columns import column_weights as _column_weights
+from rankereval.evaluation._columns import columns_for_items as _columns_for_items
 from rankereval.evaluation._columns import score_columns as _score_columns
 from rankereval.evaluation._evaluate import Evaluation
 from rankereval._stack import user_stacklevel
@@ -49,6 +50,7 @@ class _Block:
     keys: np.ndarray    # query ids (int or str), one per row
     kinds: dict         # id column -> 'int' | 'str' (checked across partitions)
     seen: object = None  # every query id of the partition's input, evaluated or not (None: keys)
+    doc_ids: object = None  # item j is the user's item doc_ids[j] (None: the ids as given)
 
 
 def _empty_block(kinds, seen, graded):
@@ -135,7 +137,8 @@ def _load_frames(labels, run, p, options):
         data = read_frames(labels, run, **options)
     except (TypeError, ValueError) as exc:
         raise PartitionError(f"partition {p}: {exc}") from exc
-    return _Block(None, data.numeric_labels, data.rankings, np.asarray(data.query_ids), kinds, seen)
+    return _Block(None, data.numeric_labels, data.rankings, np.asarray(data.query_ids), kinds, seen,
+                  data.doc_ids)
 
 
 def _union_ids(a, b):
@@ -472,7 +475,8 @@ def _score_block(block, p, columns, relevance_level, ties=None):
     """Partition ``p``'s scores: the in-memory fused kernel call on its arrays (``ties``: a
     mode of ``Metric.score``, for rankings read with ties kept)."""
     try:
-        scores = _score_columns(columns, block.binary, block.numeric, block.rankings, relevance_level, ties)
+        scores = _score_columns(_columns_for_items(columns, block.doc_ids, block.rankings), block.binary,
+                                block.numeric, block.rankings, relevance_level, ties)
         # a weighted mean's query weights come from the partition's labels (a property of the query)
         weights = _column_weights(columns, block.binary, block.numeric, block.rankings, relevance_level)
         hashes = query_key_hashes(block.keys, scores.shape[0])

@@ -13,7 +13,7 @@ from rankereval.metrics._names import from_name
 from rankereval.metrics._system import SystemMetric
 
 __all__ = ["metric_columns", "check_relevance_level", "score_columns", "column_weights", "columns_for_rows",
-           "refuse_row_inputs"]
+           "refuse_row_inputs", "columns_for_items"]
 
 
 def refuse_catalogue_metrics(columns, where):
@@ -50,6 +50,23 @@ def refuse_row_inputs(columns, where):
                              f"its inputs are indexed by item id; the partitions of {where} split the "
                              "rankings by query id and number their items apart, so they cannot follow "
                              "either; compute it with rankereval.evaluate or the Accumulator")
+
+
+def columns_for_items(columns, doc_ids, rankings):
+    """The columns with the item-indexed inputs of their metrics (the popularity, long-tail
+    items and item features of the beyond-accuracy metrics, indexed by the user's integer item
+    ids) in the numbering of data read from files or frames, whose item ``j`` is the user's
+    item ``doc_ids[j]`` (``TrecData.doc_ids``). Unchanged without such a metric or with
+    ``doc_ids`` None (data that hold the user's ids). A metric whose inputs cannot follow the
+    renumbering, or data whose item ids are not integers, is a ValueError naming the reason."""
+    from rankereval.metrics._beyond import _ArrayInputMetric
+
+    if doc_ids is None or not any(isinstance(m, _ArrayInputMetric) for _, m in columns):
+        return columns
+    r = rankings.indices
+    ranked = np.unique(r[np.arange(r.shape[1]) < rankings.lengths[:, None]]).astype(np.int64)
+    return [(name, m._on_items(doc_ids, ranked) if isinstance(m, _ArrayInputMetric) else m)
+            for name, m in columns]
 
 
 def columns_for_rows(columns, rows):

@@ -7,7 +7,8 @@ import numpy as np
 from rankereval.stats import _engine
 from rankereval._utils import _render
 from rankereval._utils._optional import require
-from rankereval.evaluation._columns import check_relevance_level, column_weights, metric_columns, score_columns
+from rankereval.evaluation._columns import (check_relevance_level, column_weights, columns_for_items, metric_columns,
+                                            score_columns)
 from rankereval._stack import user_stacklevel
 from rankereval.data import BinaryLabels, Labels, NumericLabels, Rankings
 from rankereval.exceptions import UndefinedMetricWarning
@@ -116,8 +117,10 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
             raise TypeError("query_ids must be None when y_true is a TrecData (it has its own)")
         numeric, y_pred = y_true.numeric_labels, y_true.rankings
         query_ids = np.asarray(y_true.query_ids)
+        doc_ids = y_true.doc_ids  # item j is document doc_ids[j]: item-indexed inputs follow it
     elif isinstance(y_true, Labels):
         numeric = y_true if isinstance(y_true, NumericLabels) else None
+        doc_ids = None
         if not isinstance(y_pred, Rankings):
             raise TypeError(f"y_pred must be Rankings, got {type(y_pred).__name__}; build it with "
                             "Rankings.from_scores(...) or Rankings.from_ranked_indices(...)")
@@ -137,7 +140,8 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
     from rankereval.metrics._ties import check_ties
 
     ties = check_ties(ties)
-    scores = score_columns(columns, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
+    scored = columns_for_items(columns, doc_ids, y_pred)
+    scores = score_columns(scored, y_true if isinstance(y_true, BinaryLabels) else None, numeric,
                            y_pred, relevance_level, ties)
     if query_ids is not None and not isinstance(y_true, TrecData):
         query_ids = np.asarray(query_ids)
@@ -184,7 +188,7 @@ def evaluate(y_true, y_pred=None, metrics=None, *, relevance_level=1, nan_handli
         from rankereval.metrics._ties import tie_report
 
         binary = y_true if isinstance(y_true, BinaryLabels) else None
-        report = tie_report(columns, lambda cols, t: score_columns(cols, binary, numeric, y_pred, relevance_level, t),
+        report = tie_report(scored, lambda cols, t: score_columns(cols, binary, numeric, y_pred, relevance_level, t),
                             _engine.aggregate, y_pred, nan_handling, ties, means, weights)
     result = Evaluation(scores, [c for c, _ in columns], [m for _, m in columns], query_ids, means,
                         intervals if conf_interval else None, n_used, n_undefined, nan_handling,

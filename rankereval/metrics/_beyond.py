@@ -44,6 +44,36 @@ class _ArrayInputMetric(Metric):
             raise ValueError(f"y_pred: item id {int(bad[0])} is outside {what} of "
                              f"{type(self).__name__} (it covers item ids 0..{size - 1})")
 
+    def _on_items(self, doc_ids, ranked):
+        """This metric with its item-indexed inputs in the numbering of data read from files
+        or frames (:class:`rankereval.io.TrecData`), whose item ``j`` is the user's item
+        ``doc_ids[j]``: the inputs are indexed by the user's integer item ids. ``ranked``:
+        the item numbers the rankings hold (an id of them outside an input is the error a
+        ranking of it gives). Metrics whose inputs cannot follow a renumbering refuse."""
+        raise ValueError(f"{type(self).__name__}'s {' and '.join(self.info.inputs)} cannot follow the item "
+                         "numbering of data read from files or frames; evaluate Labels and Rankings that "
+                         "hold the item ids the inputs are indexed by")
+
+    def _items_of(self, doc_ids, ranked, what, size):
+        """``doc_ids`` as an int64 array of the user's item ids (the kernels' error when one
+        that the rankings hold is outside an input of ``size`` items), with the ids outside
+        it set to 0 (never read)."""
+        ids = np.asarray(doc_ids)
+        if ids.dtype.kind not in "iu":
+            example = ids[0] if ids.size else ""
+            raise ValueError(
+                f"{type(self).__name__}'s {what} is indexed by integer item ids, but the data's item ids "
+                f"are not integers (e.g. {example!r}); build it in the data's own numbering (item j is "
+                "data.doc_ids[j]) and evaluate data.numeric_labels with data.rankings")
+        ids = ids.astype(np.int64)
+        outside = (ids < 0) | (ids >= size)
+        if outside.any():
+            hit = outside[ranked] if ranked.size else outside[:0]
+            if hit.any():
+                self._raise_bad_id(np.array([ids[ranked[np.argmax(hit)]]]), f"the {what}", size)
+            ids = np.where(outside, 0, ids)
+        return ids
+
 
 class _RankingsOnlyMetric(_ArrayInputMetric):
     """A per-ranking metric of the top k that reads the rankings and per-item data only."""
@@ -169,6 +199,10 @@ class Novelty(_ItemValueMetric):
     def _values(self):
         return self._item_values, False
 
+    def _on_items(self, doc_ids, ranked):
+        ids = self._items_of(doc_ids, ranked, "popularity", self.popularity.shape[0])
+        return type(self)(self.k, self.popularity[ids], self.method)
+
 
 class AveragePopularity(_ItemValueMetric):
     r"""AveragePopularity@k (ARP): mean popularity of the top k items.
@@ -219,6 +253,10 @@ class AveragePopularity(_ItemValueMetric):
     def _values(self):
         return self.popularity, False
 
+    def _on_items(self, doc_ids, ranked):
+        ids = self._items_of(doc_ids, ranked, "popularity", self.popularity.shape[0])
+        return type(self)(self.k, self.popularity[ids])
+
 
 class TailShare(_ItemValueMetric):
     r"""TailShare@k (APLT): the fraction of the top k items that are long-tail items.
@@ -264,6 +302,13 @@ class TailShare(_ItemValueMetric):
 
     def _values(self):
         return self._mask, self._beyond_ok
+
+    def _on_items(self, doc_ids, ranked):
+        if self._beyond_ok:  # a set of ids: every item of the data that is in it
+            ids = self._items_of(doc_ids, ranked[:0], "tail_items", np.iinfo(np.int64).max)
+            return type(self)(self.k, np.flatnonzero(np.isin(ids, self.tail_items)))
+        ids = self._items_of(doc_ids, ranked, "tail_items", self._mask.shape[0])
+        return type(self)(self.k, self._mask[ids] > 0)
 
 
 class IntraListDiversity(_RankingsOnlyMetric):
@@ -345,6 +390,11 @@ class IntraListDiversity(_RankingsOnlyMetric):
                             u.data, u.shape[1], self._sq, out, bad, threads)
         self._raise_bad_id(bad, "the item_features", u.shape[0])
         return out
+
+    def _on_items(self, doc_ids, ranked):
+        ids = self._items_of(doc_ids, ranked, "item_features", self._unit.shape[0])
+        # the unit rows: the cosine does not depend on the rows' norms
+        return type(self)(self.k, self._unit[ids], self.similarity)
 
 
 _SCALES = ("users", "interactions", "count")

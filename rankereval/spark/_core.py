@@ -16,6 +16,7 @@ from rankereval.stats import _engine
 from rankereval.stats._engine import geometric_columns as _geometric, merge_partials as _merge_partials
 from rankereval.stats._engine import partials as _partials, summarise as _summarise
 from rankereval.evaluation._columns import check_relevance_level as _check_relevance_level
+from rankereval.evaluation._columns import columns_for_items as _columns_for_items
 from rankereval.evaluation._columns import metric_columns as _metric_columns, score_columns as _score_columns
 from rankereval.evaluation._columns import refuse_catalogue_metrics as _refuse_catalogue_metrics
 from rankereval.evaluation._columns import column_weights as _column_weights
@@ -256,7 +257,8 @@ def _long_block(table, spec):
                                tie_break=spec["tie_break"], ties="keep" if spec.get("ties") else "break")
     except (TypeError, ValueError) as exc:
         raise _fail(f"{exc} (row numbers count within one Spark partition)") from exc
-    return None, data.numeric_labels, data.rankings, np.asarray(data.query_ids)
+    # the partition numbers its items apart (item j is data.doc_ids[j])
+    return None, data.numeric_labels, data.rankings, np.asarray(data.query_ids), data.doc_ids
 
 
 def _nested_block(table, spec):
@@ -296,7 +298,7 @@ def _nested_block(table, spec):
         raise _fail(f"{exc}") from exc
     if rankings is None:
         return _empty(spec)
-    return binary, numeric, rankings, common
+    return binary, numeric, rankings, common, None  # the ids as given
 
 
 def _empty(spec):
@@ -328,9 +330,10 @@ def _table_scores(table, spec, weights=None):
     del table
     if block is None:
         return None
-    binary, numeric, rankings, ids = block
+    binary, numeric, rankings, ids, doc_ids = block
     try:
-        scores = _score_columns(spec["columns"], binary, numeric, rankings, spec["relevance_level"],
+        scores = _score_columns(_columns_for_items(spec["columns"], doc_ids, rankings), binary, numeric,
+                                rankings, spec["relevance_level"],
                                 spec.get("ties"))
         if weights is not None:
             weights.append(_column_weights(spec["columns"], binary, numeric, rankings, spec["relevance_level"]))
