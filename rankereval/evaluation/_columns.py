@@ -59,14 +59,14 @@ def columns_for_items(columns, doc_ids, rankings):
     item ``doc_ids[j]`` (``TrecData.doc_ids``). Unchanged without such a metric or with
     ``doc_ids`` None (data that hold the user's ids). A metric whose inputs cannot follow the
     renumbering, or data whose item ids are not integers, is a ValueError naming the reason."""
-    from rankereval.metrics._beyond import _ArrayInputMetric
+    def follows(m):  # the metrics of array inputs (rankereval.metrics._beyond) say how
+        return bool(m.info.inputs) and hasattr(m, "_on_items")
 
-    if doc_ids is None or not any(isinstance(m, _ArrayInputMetric) for _, m in columns):
+    if doc_ids is None or not any(follows(m) for _, m in columns):
         return columns
     r = rankings.indices
     ranked = np.unique(r[np.arange(r.shape[1]) < rankings.lengths[:, None]]).astype(np.int64)
-    return [(name, m._on_items(doc_ids, ranked) if isinstance(m, _ArrayInputMetric) else m)
-            for name, m in columns]
+    return [(name, m._on_items(doc_ids, ranked) if follows(m) else m) for name, m in columns]
 
 
 def columns_for_rows(columns, rows):
