@@ -1082,8 +1082,10 @@ class GAUC(AUROC):
     non-relevant item is NaN (RecBole leaves such users out: ``nan_handling='drop'`` gives
     its value); ``'zerofill'``/``'onefill'`` count it as 0/1 with its weight (0 without a
     relevant item in the labels, so such a query changes nothing); a total weight of 0 gives
-    a NaN mean. Tied scores: the recorded order (RecBole averages the ranks of tied items;
-    both agree on rankings without ties).
+    a NaN mean. Tied scores: ``ties="expected"`` (rankings that keep their ties, whole
+    ranking) counts a (relevant, non-relevant) pair inside a tied group as 1/2, RecBole's
+    average ranks; ``ties=None`` scores the recorded order; with a cutoff ``ties=`` is
+    refused.
 
     Examples
     --------
