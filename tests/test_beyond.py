@@ -515,6 +515,30 @@ def test_item_inputs_over_renumbered_data_refuse_what_cannot_follow():
     s_qrels, s_run, _ = _frames(kind=lambda i: f"d{i}")
     with pytest.raises(ValueError, match="item ids are not integers.*data.doc_ids"):
         evaluate(from_dataframes(s_qrels, s_run), [Novelty(2, np.full(13, 0.5))])
-    history = BinaryLabels.from_positive_indices([[1]])
-    with pytest.raises(ValueError, match="cannot follow the item numbering"):
-        evaluate(data, [Serendipity(2, history, np.eye(13), relevance="ones")])
+    with pytest.raises(ValueError, match="item id 12 is outside the similarity of Serendipity"):
+        evaluate(data, [Serendipity(2, BinaryLabels.from_positive_indices([[1]]), np.eye(10), relevance="ones")])
+
+
+@pytest.mark.parametrize("relevance", ["labels", "ones"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_serendipity_follows_the_numbering_of_data_read_from_frames(relevance, sparse):
+    """Serendipity on a TrecData equals Serendipity on the user's own ids: the similarity and
+    the histories (rows in the data's query order) are relabelled, and history items that no
+    ranking or label holds still count in the mean over the history."""
+    from rankereval import Serendipity
+    from rankereval.io import from_dataframes
+
+    qrels, run, order = _frames()
+    data = from_dataframes(qrels, run)
+    rng = np.random.default_rng(1)
+    sim = rng.random((13, 13)) * (rng.random((13, 13)) < 0.6)
+    sim = (sim + sim.T) / 2
+    history_of = {"a": [1, 4, 11], "b": [6], "c": [0, 8, 10, 12]}  # 4, 6, 8, 10, 11: in no ranking
+    history = BinaryLabels.from_positive_indices([history_of[q] for q in data.query_ids])
+    metric = Serendipity(3, history, sp.csr_matrix(sim) if sparse else sim, relevance=relevance)
+    got = evaluate(data, [metric], nan_handling="drop").scores[:, 0]
+    labels = BinaryLabels.from_positive_indices(
+        [sorted(qrels.loc[qrels["query"] == q, "item"]) for q in data.query_ids])
+    want = metric.score(labels, Rankings.from_ranked_indices([order[q] for q in data.query_ids]))
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+    assert np.isfinite(want).all()

@@ -28,8 +28,9 @@ class Serendipity(_ArrayInputMetric):
         items.
     history : BinaryLabels, NumericLabels, scipy sparse matrix or 2-D array
         The items each user interacted with in training (Recommenders' ``train_df``): one
-        row per ranking, row ``i`` for ranking ``i`` (as label rows align with rankings),
-        or a single row for every ranking. Every stored item (labels) or non-zero entry
+        row per ranking, row ``i`` for ranking ``i`` (as label rows align with rankings;
+        for a :class:`~rankereval.io.TrecData`, its rows in ``data.query_ids`` order), or a
+        single row for every ranking. Every stored item (labels) or non-zero entry
         (matrices) is one interaction; the values are not read.
     similarity : 2-D array or scipy sparse matrix, shape (n_items, n_items)
         The item-item similarity, ``similarity[i, h]`` for a recommended item ``i`` and a
@@ -147,6 +148,28 @@ class Serendipity(_ArrayInputMetric):
                             effective_n_threads(ranks.shape[0] * min(self.k, ranks.shape[1]) * 8))
         self._raise_bad_id(bad, "the similarity", s.shape[0])
         return out
+
+    def _on_items(self, doc_ids, ranked):
+        """This metric over data that number their items apart (``TrecData.doc_ids``: item
+        ``j`` is the user's item ``doc_ids[j]``): the similarity and the histories relabelled
+        so that item ``j`` is that item, and the user's items the data do not hold (history
+        items of no ranking still count in the mean over the history) take the numbers after
+        the data's. The rankings and labels keep their numbers."""
+        import scipy.sparse as sp
+
+        n_sim = self._sim.shape[0]
+        doc = self._items_of(doc_ids, ranked, "similarity", n_sim)
+        inside = (np.asarray(doc_ids).astype(np.int64) >= 0) & (np.asarray(doc_ids).astype(np.int64) < n_sim)
+        new = np.full(n_sim, -1, dtype=np.int64)
+        new[doc[inside]] = np.flatnonzero(inside)
+        rest = np.flatnonzero(new < 0)
+        new[rest] = doc.shape[0] + np.arange(rest.shape[0])
+        n_new = doc.shape[0] + rest.shape[0]
+        sim = self._sim.tocoo()
+        similarity = sp.csr_matrix((sim.data, (new[sim.row], new[sim.col])), shape=(n_new, n_new))
+        h = self._hist
+        history = sp.csr_matrix((h.data, new[h.indices], h.indptr), shape=(h.shape[0], n_new))
+        return type(self)(self.k, history, similarity, self.relevance)
 
     def _for_rows(self, rows):
         """This metric with the history rows ``rows`` (a batch of rankings, for the Accumulator)."""
