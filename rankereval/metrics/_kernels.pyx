@@ -430,41 +430,46 @@ def score(const int32_t[::1] metrics, const int64_t[::1] ks, const int8_t[::1] t
                         for m in range(n_metrics):
                             out[i, m] = NAN
                         continue
+                if _all_undefined(mp, n_metrics, n_rel, n_judged):
+                    # (HitRate on rows without exactly one relevant item: most rows of a
+                    # top-N workload) no lookup and no reduction: NaN, as _finish says
+                    for m in range(n_metrics):
+                        out[i, m] = NAN
+                    continue
                 n_cat = <double> n_items
-                if not _all_undefined(mp, n_metrics, n_rel, n_judged):
-                    row = rbase + i * width
-                    if need_cat:  # the row's catalogue: the labels' items and every ranked id
-                        for j in range(length):
-                            if row[j] >= n_cat:
-                                n_cat = row[j] + 1.0
-                    if i + PREFETCH_AHEAD < n:
-                        re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
-                    if n_rel > 0:  # (without relevant items nothing to look up: the counts, Judged)
-                        lab = &l_ind[ls]
-                        how = lookup
-                        if shared_bits:
-                            how = BITSET
-                        elif how == AUTO:
-                            how = _choose(kk, n_rel, bitset_ok)
-                        if how == SCAN:
-                            n_hits = re_scan_hits(row, kk, lab, n_rel, n_ids, hit_rank, first_only)
-                        elif how == BITSET:
-                            if not shared_bits:
-                                re_bitset_mark(bits, lab, n_rel, n_ids, True)
-                            n_hits = re_bitset_hits(row, kk, bits, n_words, hit_rank, first_only)
-                            if not shared_bits:  # leave the bitset empty for the next row
-                                re_bitset_mark(bits, lab, n_rel, n_ids, False)
-                        else:
-                            n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
-                        if need_pos and how != SEARCH:  # HIT_VALUES: where each hit's label is, for its value
-                            for j in range(n_hits):
-                                hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
-                    if jneed and n_judged > 0:  # the judged items: a second lookup, in the row's judged ids
-                        jlab = &j_ind[js]
-                        if lookup == SEARCH or (lookup == AUTO and _choose(kk, n_judged, False) == SEARCH):
-                            n_jhits = re_search_hits(row, kk, jlab, n_judged, jhit_rank, jhit_pos, False)
-                        else:
-                            n_jhits = re_scan_hits(row, kk, jlab, n_judged, n_ids, jhit_rank, False)
+                row = rbase + i * width
+                if need_cat:  # the row's catalogue: the labels' items and every ranked id
+                    for j in range(length):
+                        if row[j] >= n_cat:
+                            n_cat = row[j] + 1.0
+                if i + PREFETCH_AHEAD < n:
+                    re_prefetch(row + PREFETCH_AHEAD * width, min(kk * sizeof(rank_t), PREFETCH_BYTES))
+                if n_rel > 0:  # (without relevant items nothing to look up: the counts, Judged)
+                    lab = &l_ind[ls]
+                    how = lookup
+                    if shared_bits:
+                        how = BITSET
+                    elif how == AUTO:
+                        how = _choose(kk, n_rel, bitset_ok)
+                    if how == SCAN:
+                        n_hits = re_scan_hits(row, kk, lab, n_rel, n_ids, hit_rank, first_only)
+                    elif how == BITSET:
+                        if not shared_bits:
+                            re_bitset_mark(bits, lab, n_rel, n_ids, True)
+                        n_hits = re_bitset_hits(row, kk, bits, n_words, hit_rank, first_only)
+                        if not shared_bits:  # leave the bitset empty for the next row
+                            re_bitset_mark(bits, lab, n_rel, n_ids, False)
+                    else:
+                        n_hits = re_search_hits(row, kk, lab, n_rel, hit_rank, hit_pos, first_only)
+                    if need_pos and how != SEARCH:  # HIT_VALUES: where each hit's label is, for its value
+                        for j in range(n_hits):
+                            hit_pos[j] = <int32_t> re_search(lab, n_rel, row[hit_rank[j]])
+                if jneed and n_judged > 0:  # the judged items: a second lookup, in the row's judged ids
+                    jlab = &j_ind[js]
+                    if lookup == SEARCH or (lookup == AUTO and _choose(kk, n_judged, False) == SEARCH):
+                        n_jhits = re_search_hits(row, kk, jlab, n_judged, jhit_rank, jhit_pos, False)
+                    else:
+                        n_jhits = re_scan_hits(row, kk, jlab, n_judged, n_ids, jhit_rank, False)
                 # every metric reduces the hits within its own cutoff (hits are in rank order)
                 if n_metrics == 1:  # one metric: no loop, all hits are within its cutoff
                     out[i, 0] = _finish(metric0, k0, trunc0, power0, dp, norm0, lrow, n_rel, length,
