@@ -89,6 +89,18 @@ class _CWLMetric(_ProfileMetric):
         return out
 
 
+class _CutoffCWLMetric(_CWLMetric):
+    """A C/W/L measure whose only parameter besides the grades is the cutoff k (SDCG, NERR8,
+    NERR9)."""
+
+    def __init__(self, k, min_grade=0.0, max_grade=1.0, depth=DEPTH):
+        self.k = check_k(k)
+        self._grades(min_grade, max_grade, depth)
+
+    def _arguments(self):
+        return self.k, 0.0, 0.0, 0.0, 0.0
+
+
 _COMMON_DOC = """
     min_grade, max_grade : float, default=0, 1
         The grades scaled to the gains 0 and 1 (ir_measures' ``min_rel`` and ``max_rel``):
@@ -98,7 +110,7 @@ _COMMON_DOC = """
         ones padded with ranks of gain 0."""
 
 
-class SDCG(_CWLMetric):
+class SDCG(_CutoffCWLMetric):
     r"""Scaled DCG@k (cwl_eval's ``NDCG-k``, ir_measures' ``SDCG@k``): DCG of the top
     :math:`k` with linear gains, divided by the DCG of :math:`k` items of gain 1.
 
@@ -130,13 +142,6 @@ class SDCG(_CWLMetric):
         summary="SDCG@k: DCG@k over the DCG of k items of gain 1 (cwl_eval NDCG-k, ir_measures SDCG)",
         undefined=_UNDEFINED, reals=dict(_GRADES),
     )
-
-    def __init__(self, k, min_grade=0.0, max_grade=1.0, depth=DEPTH):
-        self.k = check_k(k)
-        self._grades(min_grade, max_grade, depth)
-
-    def _arguments(self):
-        return self.k, 0.0, 0.0, 0.0, 0.0
 
 
 class INST(_CWLMetric):
@@ -282,7 +287,7 @@ _NERR_REF = """
     between expected reciprocal rank and other metrics". ICTIR 2021."""
 
 
-class NERR8(_CWLMetric):
+class NERR8(_CutoffCWLMetric):
     r"""NERR, equation 8 of Azzopardi et al. 2021 (cwl_eval's ``NERR-EQ8``, ir_measures'
     ``NERR8@k``): ERR's user as a C/W/L model, stopping at k.
 
@@ -312,15 +317,8 @@ class NERR8(_CWLMetric):
         undefined=_UNDEFINED, reals=dict(_GRADES),
     )
 
-    def __init__(self, k, min_grade=0.0, max_grade=1.0, depth=DEPTH):
-        self.k = check_k(k)
-        self._grades(min_grade, max_grade, depth)
 
-    def _arguments(self):
-        return self.k, 0.0, 0.0, 0.0, 0.0
-
-
-class NERR9(_CWLMetric):
+class NERR9(_CutoffCWLMetric):
     r"""NERR, equation 9 of Azzopardi et al. 2021 (cwl_eval's ``NERR-EQ9``, ir_measures'
     ``NERR9@k``): ERR's user with reciprocal-rank patience, stopping at k.
 
@@ -349,13 +347,6 @@ class NERR9(_CWLMetric):
         summary="NERR9@k: Azzopardi et al.'s eq. 9, to rank k (cwl_eval, ir_measures NERR9)",
         undefined=_UNDEFINED, reals=dict(_GRADES),
     )
-
-    def __init__(self, k, min_grade=0.0, max_grade=1.0, depth=DEPTH):
-        self.k = check_k(k)
-        self._grades(min_grade, max_grade, depth)
-
-    def _arguments(self):
-        return self.k, 0.0, 0.0, 0.0, 0.0
 
 
 class NERR10(_CWLMetric):

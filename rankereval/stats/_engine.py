@@ -43,14 +43,11 @@ from rankereval._validation import (  # noqa: F401  (the option checks, one mess
     MAX_RESAMPLES, OptionError, check_bca_finite, check_choice, check_confidence, check_flag, check_n_resamples,
     check_nan_handling)
 from rankereval.stats._resampling import (  # noqa: F401  (ratio_influence: the linearised values)
-    BootstrapResult, bootstrap_mean, bootstrap_ratio, poisson_result, ratio_influence)
+    BootstrapResult, bootstrap_mean, bootstrap_ratio, poisson_result, ratio_influence, resample_threads)
 
 __all__ = ["Options", "OptionError", "options", "merged_options", "apply_nan_policy", "fill_undefined", "aggregate",
            "interval",
            "random_seed", "stream_key", "partials", "merge_partials", "summarise", "cli_message"]
-
-# Below this many draws per thread the Poisson kernel uses fewer threads (see stats/_resampling.py).
-DRAWS_PER_THREAD = 1 << 20
 
 
 def cli_message(exc, flags):
@@ -189,11 +186,8 @@ def options(*, nan_handling="propagate", conf_interval=False, n_resamples=1000, 
 
 
 # -- seeds ---------------------------------------------------------------------------------
-def poisson_threads(n, n_resamples):
-    """OpenMP threads for the Poisson kernel over ``n`` queries (the sums do not depend on it)."""
-    from rankereval._threads import effective_n_threads
-
-    return max(1, min(effective_n_threads(), (n * n_resamples) // DRAWS_PER_THREAD))
+#: OpenMP threads for the Poisson kernel over ``n`` queries (the sums do not depend on it)
+poisson_threads = resample_threads
 
 
 # -- NaN policy, mean, interval --------------------------------------------------------------

@@ -65,6 +65,12 @@ _SHORTCUT_CELLS = 1 << 20
 # scheduler time slice on a busy one.
 _DRAWS_PER_THREAD = 1 << 20
 
+
+def resample_threads(n, n_resamples):
+    """OpenMP threads for ``n_resamples`` resamples of ``n`` queries: fewer below
+    ``_DRAWS_PER_THREAD`` draws each (the results do not depend on it)."""
+    return max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD))
+
 _NORMAL = NormalDist()
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -336,6 +342,22 @@ def _bca_probabilities(distribution, mean, m2, m3, n, confidence_level):
     return probabilities
 
 
+def _prepare(scores, n_resamples, confidence_level, method, resampling, random_state, keys):
+    """The checked arguments of a bootstrap (:func:`bootstrap_mean`, :func:`bootstrap_ratio`):
+    ``(n_resamples, confidence_level, method, resampling, scores, rng, hashes)``, ``hashes``
+    the Poisson bootstrap's query key hashes (None for the multinomial one)."""
+    n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
+    resampling = _check_resampling(resampling)
+    x = _scores(scores)
+    rng = _rng(random_state)
+    hashes = None
+    if resampling == "poisson":
+        hashes = query_key_hashes(keys, x.shape[0])
+    elif keys is not None:
+        raise ValueError("keys are only used with resampling='poisson'")
+    return n_resamples, confidence_level, method, resampling, x, rng, hashes
+
+
 def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="percentile",
                    random_state=None, *, resampling="multinomial", keys=None):
     """Bootstrap confidence interval of the mean of ``scores``.
@@ -428,15 +450,9 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
     >>> bootstrap_mean([0.5, 0.5, 0.5], random_state=0).confidence_interval
     (0.5, 0.5)
     """
-    n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
-    resampling = _check_resampling(resampling)
-    x = _scores(scores)
-    rng = _rng(random_state)
+    n_resamples, confidence_level, method, resampling, x, rng, hashes = _prepare(
+        scores, n_resamples, confidence_level, method, resampling, random_state, keys)
     n = x.shape[0]
-    if resampling == "poisson":
-        hashes = query_key_hashes(keys, n)
-    elif keys is not None:
-        raise ValueError("keys are only used with resampling='poisson'")
 
     def result(mean, interval, distribution, standard_error):
         distribution.setflags(write=False)
@@ -459,7 +475,7 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
     if resampling == "poisson":
         sums, weights = poisson_sums(
             x[:, None], hashes, _seed(rng), n_resamples,
-            n_threads=max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD)))
+            n_threads=resample_threads(n, n_resamples))
         moments = _bootstrap.centred_moments(x, mean) + (n,) if method == "bca" else None
         return poisson_result(sums[0], weights[0], mean, False, n_resamples, confidence_level,
                               method, moments)
@@ -472,8 +488,7 @@ def bootstrap_mean(scores, n_resamples=1000, confidence_level=0.95, method="perc
             m3 = float(np.dot(counts, d * d * d))
     else:
         seed = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
-        n_threads = max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD))
-        distribution = _bootstrap.resample_means(x, n_resamples, seed, n_threads=n_threads)
+        distribution = _bootstrap.resample_means(x, n_resamples, seed, n_threads=resample_threads(n, n_resamples))
         if method == "bca":
             m2, m3 = _bootstrap.centred_moments(x, mean)
 
@@ -505,19 +520,13 @@ def bootstrap_ratio(scores, weights, *, n_resamples=1000, confidence_level=0.95,
     :func:`bootstrap_mean` (no scores, or a zero total weight: the undefined result)."""
     import rankereval.stats._compare as _compare
 
-    n_resamples, confidence_level, method = _validate(n_resamples, confidence_level, method)
-    resampling = _check_resampling(resampling)
-    x = _scores(scores)
+    n_resamples, confidence_level, method, resampling, x, rng, hashes = _prepare(
+        scores, n_resamples, confidence_level, method, resampling, random_state, keys)
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.shape != x.shape or not np.isfinite(w).all() or (w.size and w.min() < 0):
         raise ValueError(f"weights must hold one finite, non-negative weight per score ({x.shape[0]}), "
                          f"got shape {w.shape}")
-    rng = _rng(random_state)
     n = x.shape[0]
-    if resampling == "poisson":
-        hashes = query_key_hashes(keys, n)
-    elif keys is not None:
-        raise ValueError("keys are only used with resampling='poisson'")
     mean = ratio_mean(x, w)
     if n == 0 or math.isnan(mean):
         return BootstrapResult.undefined(n_resamples, confidence_level, method)
@@ -529,7 +538,7 @@ def bootstrap_ratio(scores, weights, *, n_resamples=1000, confidence_level=0.95,
     if method == "bca":
         moments = _bootstrap.centred_moments(ratio_influence(x, w, mean), 0.0) + (n,)
     terms = np.column_stack([weighted_terms(x, w), w])
-    threads = max(1, min(effective_n_threads(), (n * n_resamples) // _DRAWS_PER_THREAD))
+    threads = resample_threads(n, n_resamples)
     if resampling == "poisson":
         sums, _ = poisson_sums(terms, hashes, _seed(rng), n_resamples, n_threads=threads)
         numerators, denominators = sums[0], sums[1]
